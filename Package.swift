@@ -1,0 +1,96 @@
+// swift-tools-version: 6.2
+// dcserve — a shared-dictionary compression HTTP server (RFC 9842).
+//
+// Build through the Makefile (`make build`, `make test`): it installs the system libraries, builds
+// brotli >= 1.1 into .deps/brotli and points PKG_CONFIG_PATH at it. A plain `swift build` without
+// that environment stops with an #error from CBrotli's shim naming the fix.
+import PackageDescription
+
+let package = Package(
+    name: "dcserve",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "dcserve", targets: ["dcserve"]),
+        .library(name: "DictionaryCodec", targets: ["DictionaryCodec"]),
+        .library(name: "HTTPServer", targets: ["HTTPServer"]),
+        .library(name: "DictionaryTransport", targets: ["DictionaryTransport"]),
+        .library(name: "DCServe", targets: ["DCServe"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-http-structured-headers", from: "1.7.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+    ],
+    targets: [
+        // System-library shims. Link flags come from pkg-config only (no `link` lines in the maps).
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+        .systemLibrary(name: "CBrotli", pkgConfig: "dcserve-brotli"),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+
+        .target(
+            name: "DictionaryCodec",
+            dependencies: ["CZstd", "CBrotli", "COpenSSL"]
+        ),
+        .target(
+            name: "HTTPServer",
+            dependencies: [
+                "COpenSSL",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "DictionaryTransport",
+            dependencies: [
+                "DictionaryCodec",
+                .product(name: "StructuredFieldValues", package: "swift-http-structured-headers"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "DCServe",
+            dependencies: [
+                "HTTPServer",
+                "DictionaryTransport",
+                "DictionaryCodec",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Configuration", package: "swift-configuration"),
+            ]
+        ),
+        .executableTarget(
+            name: "dcserve",
+            dependencies: [
+                "DCServe",
+                "DictionaryCodec",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        .testTarget(
+            name: "DictionaryCodecTests",
+            dependencies: [
+                "DictionaryCodec",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(
+            name: "DictionaryTransportTests",
+            dependencies: [
+                "DictionaryTransport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(name: "DCServeTests", dependencies: ["DCServe"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

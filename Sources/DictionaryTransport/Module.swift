@@ -1,0 +1,1 @@
+// DictionaryTransport: RFC 9842 semantics (headers, URL patterns, negotiation, store, variant cache).

@@ -1,0 +1,25 @@
+import ArgumentParser
+import DCServe
+import DictionaryCodec
+
+/// The `dcserve` command line: serve · train · compress · decompress · hash · inspect.
+@main
+struct DCServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dcserve",
+        abstract: "A shared-dictionary compression HTTP server (RFC 9842: dcb and dcz).",
+        version: versionText,
+        subcommands: [
+            HashCommand.self,
+        ]
+    )
+
+    static var versionText: String {
+        """
+        dcserve \(DCServeVersion.string)
+        zstd \(LibraryVersions.zstd)
+        brotli \(LibraryVersions.brotli)
+        \(LibraryVersions.openSSL)
+        """
+    }
+}
