@@ -59,6 +59,9 @@ import Testing
         try await expectError(#"{"dictionaries": {"rules": [], "a": {"match": "/x"}}}"#, key: "dictionaries.a")
         try await expectError(#"{"dictionaries": {"rules": ["a"], "a": {"match": "/x", "colour": 1}}}"#, key: "dictionaries.a.colour")
         try await expectError("[1, 2]", key: "(top level)")
+        try await expectError(#"{"dictionaries": {"rules": ["a"], "a": {"match": "/(a|b)/*"}}}"#, key: "dictionaries.a.match")
+        try await expectError(#"{"dictionaries": {"rules": ["a"], "a": {"match": "https://other.example/x/*"}}}"#, key: "dictionaries.a.match")
+        try await expectError(#"{"dictionaries": {"rules": ["a"], "a": {"match": "/x/*", "compress": ["/y/(z)"]}}}"#, key: "dictionaries.a.compress")
     }
 
     @Test func missingOrMalformedFile() async throws {

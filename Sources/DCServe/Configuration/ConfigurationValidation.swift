@@ -1,4 +1,5 @@
 import DictionaryCodec
+import DictionaryTransport
 import Foundation
 
 extension DCServeConfiguration {
@@ -15,7 +16,7 @@ extension DCServeConfiguration {
     ]
 
     /// Checks ranges and cross-field rules; throws the first problem as a `ConfigurationError`.
-    /// URL patterns are checked by `validatePatterns` (they need the pattern parser).
+    /// URL patterns must be path patterns (starting with `/`) that `URLPattern` accepts.
     public func validate() throws {
         func check(_ ok: Bool, _ key: String, _ reason: String) throws {
             if !ok { throw ConfigurationError(key: key, reason) }
@@ -50,6 +51,9 @@ extension DCServeConfiguration {
                 try check(Self.fetchDestinations.contains(dest), "\(k).matchDest", "\"\(dest)\" is not a Fetch destination")
             }
             if case .fixed(let id) = rule.id { try checkID(id, key: "\(k).id") }
+            try checkPattern(rule.match, key: "\(k).match")
+            try checkPattern(rule.resources, key: "\(k).resources")
+            for pattern in rule.compress { try checkPattern(pattern, key: "\(k).compress") }
         }
         for entry in outOfBand {
             let k = "outOfBand.\(entry.name)"
@@ -59,7 +63,17 @@ extension DCServeConfiguration {
                 try check(Self.fetchDestinations.contains(dest), "\(k).matchDest", "\"\(dest)\" is not a Fetch destination")
             }
             if let id = entry.id { try checkID(id, key: "\(k).id") }
+            try checkPattern(entry.match, key: "\(k).match")
+            try checkPattern(entry.advertiseOn, key: "\(k).advertiseOn")
             try check(FileManager.default.isReadableFile(atPath: entry.file), "\(k).file", "\(entry.file) is not a readable file")
+        }
+    }
+
+    private func checkPattern(_ pattern: String, key: String) throws {
+        do {
+            try URLPattern.validate(pattern)
+        } catch {
+            throw ConfigurationError(key: key, error.description)
         }
     }
 
