@@ -19,7 +19,7 @@
 /// pattern size, no backtracking, no regex engine. A value type, immutable, thread-safe.
 public struct URLPattern: Hashable, Sendable, CustomStringConvertible {
     /// The `match` string as given.
-    public let source: String
+    public private(set) var source: String
     /// The resolved pathname pattern (after origin removal and relative resolution).
     public let pathname: String
     private let program: [Instruction]
@@ -34,6 +34,14 @@ public struct URLPattern: Hashable, Sendable, CustomStringConvertible {
         source = match
         pathname = try URLPattern.resolvePathname(match, base: base)
         program = try URLPatternCompiler.compile(pathname, source: match)
+    }
+
+    /// The same pattern reporting `source` as its original text (used when rebuilding a stored,
+    /// already-resolved pattern).
+    public func withSource(_ source: String) -> URLPattern {
+        var copy = self
+        copy.source = source
+        return copy
     }
 
     /// Validates a pattern without keeping it (configuration checks at start-up).

@@ -123,11 +123,10 @@ public struct UseAsDictionary: Hashable, Sendable {
     }
 
     /// True when `destination` (a request's `Sec-Fetch-Dest`, nil when absent) is allowed by
-    /// `match-dest`. An empty list allows every destination. A request without `Sec-Fetch-Dest` is
-    /// allowed only by an empty list (the client could not have matched otherwise).
+    /// `match-dest`. An empty list allows every destination. A request without `Sec-Fetch-Dest`
+    /// (a non-browser client, which applies no destination filter itself) is allowed.
     public func allows(destination: String?) -> Bool {
-        if matchDestinations.isEmpty { return true }
-        guard let destination else { return false }
+        guard let destination, !matchDestinations.isEmpty else { return true }
         return matchDestinations.contains(destination)
     }
 }
