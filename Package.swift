@@ -74,6 +74,7 @@ let package = Package(
             name: "dcserve",
             dependencies: [
                 "DCServe",
+                "HTTPServer",
                 "DictionaryCodec",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
