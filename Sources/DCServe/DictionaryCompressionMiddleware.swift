@@ -228,7 +228,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         response.head.headerFields[.contentEncoding] = coding.rawValue
         response.head.headerFields[.acceptRanges] = nil
         if let etag = response.head.headerFields[.eTag] {
-            response.head.headerFields[.eTag] = VariantETag.make(from: etag, coding: coding, dictionary: dictionary)
+            response.head.headerFields[.eTag] = VariantETag.make(from: etag, coding: coding, level: variant.level, dictionary: dictionary)
         }
     }
 

@@ -24,6 +24,7 @@ public struct OutOfBandDictionaryMiddleware: HTTPMiddleware {
     }
 
     let entries: [Entry]
+    static let link = HTTPField.Name("Link")!
 
     /// Loads and stores every out-of-band dictionary; throws `ConfigurationError` naming the entry
     /// when a file cannot be read or stored.
@@ -39,7 +40,7 @@ public struct OutOfBandDictionaryMiddleware: HTTPMiddleware {
                 match = try URLPattern(d.match, base: nil)
                 advertiseOn = try URLPattern(d.advertiseOn, base: nil)
             } catch {
-                throw ConfigurationError(key: key, error.description)
+                throw ConfigurationError(key: key, "\(error)")
             }
             let id = d.id.flatMap(DictionaryID.init)
             let advertisement = UseAsDictionary(match: d.match, matchDestinations: d.matchDest, id: id)
@@ -68,7 +69,7 @@ public struct OutOfBandDictionaryMiddleware: HTTPMiddleware {
             var out = response
             if out.head.status == .ok || out.head.status == .notModified {
                 for entry in links {
-                    out.head.headerFields.append(HTTPField(name: .link, value: "<\(entry.path)>; rel=\"compression-dictionary\""))
+                    out.head.headerFields.append(HTTPField(name: Self.link, value: "<\(entry.path)>; rel=\"compression-dictionary\""))
                 }
             }
             respond(out)

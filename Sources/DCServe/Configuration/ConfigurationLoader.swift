@@ -34,7 +34,7 @@ public enum ConfigurationLoader {
         }
         let fileProvider = try await FileProvider<JSONSnapshot>(filePath: FilePath(file))
         let reader = ConfigValues(ConfigReader(providers: [env, fileProvider]))
-        var configuration = try read(reader)
+        let configuration = try read(reader)
         try configuration.validate()
         return configuration
     }
