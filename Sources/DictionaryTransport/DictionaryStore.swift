@@ -40,6 +40,11 @@ public struct DictionaryRemoval: Hashable, Sendable {
 
     public let hash: DictionaryHash
     public let reason: Reason
+
+    public init(hash: DictionaryHash, reason: Reason) {
+        self.hash = hash
+        self.reason = reason
+    }
 }
 
 /// Retention limits for a dictionary store. nil disables a limit.
