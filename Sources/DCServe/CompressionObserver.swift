@@ -12,6 +12,9 @@ public protocol CompressionObserver: Sendable {
     func encoded(coding: ContentCoding, level: Int, duration: Duration)
     /// A dictionary was stored for the first time by this process.
     func storedDictionary(_ hash: DictionaryHash, bytes: Int)
+    /// Sizes for one compressible response: its identity body, what the best non-dictionary coding
+    /// the client accepts would have sent, and what was sent.
+    func sizes(identity: Int, bestPlain: Int, sent: Int)
 }
 
 /// Reports nothing.
@@ -21,4 +24,5 @@ public struct NoCompressionObserver: CompressionObserver {
     public func variantCache(hit: Bool) {}
     public func encoded(coding: ContentCoding, level: Int, duration: Duration) {}
     public func storedDictionary(_ hash: DictionaryHash, bytes: Int) {}
+    public func sizes(identity: Int, bestPlain: Int, sent: Int) {}
 }

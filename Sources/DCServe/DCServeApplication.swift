@@ -20,15 +20,19 @@ public final class DCServeApplication: @unchecked Sendable {
     public let background: BackgroundEncoder<VariantKey>
     public let handler: any HTTPHandler
     public let staticFiles: StaticFileHandler
+    public let metrics: DCServeMetrics
+    /// Readiness of this application; whoever runs the listeners sets `listenersOpen`.
+    public let readiness: Readiness
     let logger: Logger
     private let housekeeping: DispatchSourceTimer
 
     /// How often `lastServed` updates are written and retention is applied.
     public static let housekeepingInterval: DispatchTimeInterval = .seconds(60)
 
-    public init(configuration: DCServeConfiguration, observer: any CompressionObserver = NoCompressionObserver(),
+    public init(configuration: DCServeConfiguration, metrics: DCServeMetrics = DCServeMetrics(),
                 logger: Logger = Logger(label: "dcserve")) throws {
         self.configuration = configuration
+        self.metrics = metrics
         self.logger = logger
         let c = configuration
         do {
@@ -46,6 +50,9 @@ public final class DCServeApplication: @unchecked Sendable {
             throw ConfigurationError(key: "store.path", "\(error)")
         }
         library = DictionaryLibrary(store: store)
+        readiness = Readiness(storePath: c.store.path)
+        let health = HealthMiddleware(livenessPath: c.health.livenessPath, readinessPath: c.health.readinessPath,
+                                      readiness: readiness)
         variants = VariantCache(budget: c.compression.variantCacheBytes)
         background = BackgroundEncoder(maxConcurrent: 1)
         let rules = try DictionaryRuleSet(rules: c.rules, outOfBand: c.outOfBand)
@@ -53,8 +60,8 @@ public final class DCServeApplication: @unchecked Sendable {
         let compression = DictionaryCompressionMiddleware(
             rules: rules, settings: c.compression, store: store, library: library, variants: variants,
             resources: ResourceCache(budget: max(c.compression.variantCacheBytes / 2, 1 << 20)),
-            background: background, observer: observer, logger: logger)
-        handler = staticFiles.wrapped(in: [compression, outOfBand])
+            background: background, observer: metrics, logger: logger)
+        handler = staticFiles.wrapped(in: [MetricsMiddleware(metrics: metrics), health, compression, outOfBand])
 
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "dcserve.housekeeping"))
         housekeeping = timer
@@ -68,6 +75,23 @@ public final class DCServeApplication: @unchecked Sendable {
             Precompressor(rules: rules, configuration: c, store: store, library: library, variants: variants,
                           background: background, logger: logger).start()
         }
+    }
+
+    /// The health middleware for another listener (the admin one) sharing this application's checks.
+    public var healthMiddleware: HealthMiddleware {
+        HealthMiddleware(livenessPath: configuration.health.livenessPath, readinessPath: configuration.health.readinessPath,
+                         readiness: readiness)
+    }
+
+    /// Paths the access log should skip (health probes, unless `health.accessLog`).
+    public var accessLogExclusions: Set<String> {
+        configuration.health.accessLog ? [] : [configuration.health.livenessPath, configuration.health.readinessPath]
+    }
+
+    /// Refreshes the gauges that are read rather than counted.
+    public func refreshGauges(openConnections: Int) {
+        metrics.openConnections.record(openConnections)
+        metrics.storedDictionaries.record(store.hashes.count)
     }
 
     /// Writes pending store updates and applies retention.

@@ -96,21 +96,34 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
 
         let decision = negotiate(request, out.head.headerFields, resource: resource, path: path, scope: scope)
         observer.decided(decision, path: path)
+        var timing: ServerTiming?
         switch decision {
         case .notAcceptable:
             return .text(.notAcceptable, "406 Not Acceptable: no content coding the client accepts can be produced")
         case .plain(.identity, _):
             break
         case .plain(let coding, _):
-            if let variant = variant(of: resource, coding: coding, dictionary: nil) {
+            if let (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: nil) {
                 apply(variant, coding: coding, dictionary: nil, to: &out)
+                timing = ServerTiming(coding: coding, level: variant.level, encodeTime: encodeTime)
             }
         case .dictionary(let coding, let hash):
             if let dictionary = library.lookup(hash)?.dictionary,
-               let variant = variant(of: resource, coding: coding, dictionary: dictionary) {
+               let (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: dictionary) {
                 apply(variant, coding: coding, dictionary: hash, to: &out)
+                timing = ServerTiming(coding: coding, level: variant.level, encodeTime: encodeTime)
                 store.recordServed(hash, at: Date())
             }
+        }
+        if compressible {
+            let sent = out.body.knownLength.map(Int.init) ?? resource.bytes.count
+            let bestPlain = out.head.headerFields[.contentEncoding].flatMap(ContentCoding.init(token:))?.usesDictionary == true
+                ? plainAlternativeSize(request, response.head.headerFields, resource: resource, path: path)
+                : sent
+            observer.sizes(identity: resource.bytes.count, bestPlain: bestPlain, sent: sent)
+        }
+        if settings.serverTiming, let timing {
+            out.head.headerFields.append(HTTPField(name: ServerTiming.fieldName, value: timing.fieldValue))
         }
         if scope != nil {
             VaryField.addDictionaryNames(to: &out.head.headerFields)
@@ -185,22 +198,38 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         }
     }
 
+    /// What the response would have weighed without dictionaries: the client's best plain coding
+    /// (from the cache, or encoded now and cached), for the "saved by dictionaries" metric.
+    func plainAlternativeSize(_ request: HTTPServerRequest, _ responseFields: HTTPFields, resource: ResourceCache.Entry,
+                              path: Substring) -> Int {
+        switch negotiate(request, responseFields, resource: resource, path: path, scope: nil) {
+        case .plain(let coding, _) where coding != .identity:
+            return variant(of: resource, coding: coding, dictionary: nil)?.0.bytes.count ?? resource.bytes.count
+        default:
+            return resource.bytes.count
+        }
+    }
+
     /// The encoded body from the cache, or encoded now at the fast level (then the best level is
-    /// queued in the background). nil when encoding failed (logged; identity is sent).
-    func variant(of resource: ResourceCache.Entry, coding: ContentCoding, dictionary: CompressionDictionary?) -> CachedVariant? {
+    /// queued in the background), with the time spent encoding in this request (nil for a cache hit).
+    /// nil when encoding failed (logged; identity is sent).
+    func variant(of resource: ResourceCache.Entry, coding: ContentCoding,
+                 dictionary: CompressionDictionary?) -> (CachedVariant, Duration?)? {
         let key = VariantKey(resource: resource.hash, dictionary: dictionary?.hash, coding: coding)
         if let cached = variants.bestEntry(for: key) {
             observer.variantCache(hit: true)
-            return cached
+            return (cached, nil)
         }
         observer.variantCache(hit: false)
         let fast = settings.fastLevels[coding] ?? coding.defaultLevel(.onTheFly)
         let best = settings.bestLevels[coding] ?? coding.defaultLevel(.precompressed)
         let encoded: CachedVariant
+        let elapsed: Duration
         do {
             let start = ContinuousClock.now
             encoded = CachedVariant(bytes: try coding.encode(resource.bytes, dictionary: dictionary, level: fast), level: fast)
-            observer.encoded(coding: coding, level: fast, duration: ContinuousClock.now - start)
+            elapsed = ContinuousClock.now - start
+            observer.encoded(coding: coding, level: fast, duration: elapsed)
         } catch {
             logger.error("encoding failed; sending identity", metadata: ["coding": "\(coding)", "error": "\(error)"])
             return nil
@@ -220,7 +249,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                 }
             }
         }
-        return encoded
+        return (encoded, elapsed)
     }
 
     func apply(_ variant: CachedVariant, coding: ContentCoding, dictionary: DictionaryHash?, to response: inout HTTPServerResponse) {

@@ -4,6 +4,9 @@ import Foundation
 import DCServe
 import HTTPServer
 import Logging
+import Metrics
+import Prometheus
+import Synchronization
 
 /// `dcserve serve`: the dictionary-compression server, until SIGTERM/SIGINT.
 ///
@@ -38,6 +41,12 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "TCP port; 0 picks a free one (overrides server.port; default 8080).")
     var port: UInt16?
+
+    @Option(help: "Admin (metrics, health) port on 127.0.0.1; 0 picks a free one (overrides admin.port; default 9090).")
+    var adminPort: UInt16?
+
+    @Flag(help: "Do not start the admin listener (overrides admin.enabled).")
+    var noAdmin = false
 
     @Option(help: "Address to bind (IPv4 or IPv6 literal). Repeat for several.")
     var host: [String] = []
@@ -86,6 +95,8 @@ struct ServeCommand: AsyncParsableCommand {
         if let root { c.site.root = root }
         if let store { c.store.path = store }
         if let port { c.server.port = Int(port) }
+        if let adminPort { c.admin.port = Int(adminPort) }
+        if noAdmin { c.admin.enabled = false }
         if let host = host.first { c.server.host = host }
         if let idleTimeout { c.server.idleTimeoutSeconds = Int(idleTimeout.rounded(.up)) }
         if let shutdownTimeout { c.server.shutdownDeadlineSeconds = Int(shutdownTimeout.rounded(.up)) }
@@ -120,6 +131,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         var logger = Logger(label: "dcserve")
         logger.logLevel = level
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+
         let appConfiguration: DCServeConfiguration
         let app: DCServeApplication
         do {
@@ -130,9 +144,46 @@ struct ServeCommand: AsyncParsableCommand {
         }
         var accessLogger = Logger(label: "dcserve.access")
         accessLogger.logLevel = appConfiguration.server.accessLog ? level : .critical
+        let accessLog = AccessLog(logger: accessLogger, excludedPaths: app.accessLogExclusions)
 
-        let configuration = makeConfiguration(appConfiguration)
-        let server = HTTPServer(configuration: configuration, handler: app.handler, accessLog: AccessLog(logger: accessLogger))
+        let server = try Self.start(makeConfiguration(appConfiguration), handler: app.handler, accessLog: accessLog,
+                                    name: "listening", logger: logger, metadata: [
+                                        "root": "\(app.staticFiles.resolvedRoot)", "store": "\(appConfiguration.store.path)",
+                                        "rules": "\(appConfiguration.rules.map(\.name).joined(separator: ","))"])
+        var servers = [server]
+        if appConfiguration.admin.enabled {
+            var adminConfiguration = ServerConfiguration()
+            adminConfiguration.listenAddresses = [(host: appConfiguration.admin.host, port: UInt16(appConfiguration.admin.port))]
+            adminConfiguration.maxConnections = 64
+            let admin = AdminHandler(registry: registry, metricsPath: appConfiguration.admin.metricsPath) {
+                app.refreshGauges(openConnections: server.connectionCount)
+            }.wrapped(in: [app.healthMiddleware])
+            servers.append(try Self.start(adminConfiguration, handler: admin, accessLog: accessLog,
+                                          name: "admin listening", logger: logger, metadata: [:]))
+        }
+        app.readiness.setListenersOpen(true)
+        let running = servers
+
+        let forced = await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
+            ShutdownSignals.install(logger: logger) {
+                app.readiness.setListenersOpen(false)
+                let remaining = Countdown(running.count) { forced in done.resume(returning: forced) }
+                for s in running {
+                    s.shutdown(deadline: .seconds(appConfiguration.server.shutdownDeadlineSeconds)) { remaining.arrive(forced: $0) }
+                }
+            }
+        }
+        app.stop()
+        logger.info("stopped", metadata: ["forced": "\(forced)"])
+    }
+}
+
+extension ServeCommand {
+    /// Starts one HTTP server and logs `<name> on http://HOST:PORT` for every bound address; a bind
+    /// failure becomes a clear CLI error.
+    static func start(_ configuration: ServerConfiguration, handler: any HTTPHandler, accessLog: AccessLog,
+                      name: String, logger: Logger, metadata: Logger.Metadata) throws -> HTTPServer {
+        let server = HTTPServer(configuration: configuration, handler: handler, accessLog: accessLog)
         do {
             try server.start()
         } catch let error as SocketError {
@@ -142,18 +193,30 @@ struct ServeCommand: AsyncParsableCommand {
         }
         for address in server.boundAddresses {
             let host = address.host.contains(":") ? "[\(address.host)]" : address.host
-            logger.info("listening on http://\(host):\(address.port)", metadata: [
-                "root": "\(app.staticFiles.resolvedRoot)", "store": "\(appConfiguration.store.path)",
-                "rules": "\(appConfiguration.rules.map(\.name).joined(separator: ","))"])
+            logger.info("\(name) on http://\(host):\(address.port)", metadata: metadata)
         }
+        return server
+    }
+}
 
-        let forced = await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
-            ShutdownSignals.install(logger: logger) {
-                server.shutdown(deadline: .seconds(appConfiguration.server.shutdownDeadlineSeconds)) { forced in done.resume(returning: forced) }
-            }
+/// Calls `done` once `count` arrivals happened; `forced` is true if any arrival was forced.
+/// Arrivals come from server shutdown callbacks on arbitrary queues, hence the lock.
+final class Countdown: Sendable {
+    private let state: Mutex<(left: Int, forced: Bool)>
+    private let done: @Sendable (Bool) -> Void
+
+    init(_ count: Int, done: @escaping @Sendable (Bool) -> Void) {
+        state = Mutex((count, false))
+        self.done = done
+    }
+
+    func arrive(forced: Bool) {
+        let result: Bool? = state.withLock { s in
+            s.left -= 1
+            s.forced = s.forced || forced
+            return s.left == 0 ? s.forced : nil
         }
-        app.stop()
-        logger.info("stopped", metadata: ["forced": "\(forced)"])
+        if let result { done(result) }
     }
 }
 

@@ -13,7 +13,8 @@ import tempfile
 import time
 import urllib.request
 
-LISTEN_RE = re.compile(rb"listening on http://127\.0\.0\.1:(\d+)")
+LISTEN_RE = re.compile(rb"(?<!admin )listening on http://127\.0\.0\.1:(\d+)")
+ADMIN_RE = re.compile(rb"admin listening on http://127\.0\.0\.1:(\d+)")
 
 
 class DCServe:
@@ -22,15 +23,15 @@ class DCServe:
         self.log = tempfile.NamedTemporaryFile(prefix="dcserve-log-", suffix=".txt", delete=False)
         full_env = dict(os.environ)
         full_env.update(env or {})
-        self.proc = subprocess.Popen([binary, "serve", "--port", "0", *args], cwd=cwd, env=full_env,
+        self.proc = subprocess.Popen([binary, "serve", "--port", "0", "--admin-port", "0", *args], cwd=cwd, env=full_env,
                                      stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
         self.port = None
         while time.monotonic() < deadline:
             text = open(self.log.name, "rb").read()
-            m = LISTEN_RE.search(text)
-            if m:
-                self.port = int(m.group(1))
+            m, admin = LISTEN_RE.search(text), ADMIN_RE.search(text)
+            if m and admin:
+                self.port, self.admin_port = int(m.group(1)), int(admin.group(1))
                 break
             if self.proc.poll() is not None:
                 raise RuntimeError(f"dcserve exited with {self.proc.returncode}:\n{text.decode(errors='replace')}")
@@ -46,9 +47,11 @@ class DCServe:
     def logs(self) -> str:
         return open(self.log.name, "rb").read().decode(errors="replace")
 
-    def get(self, path: str, headers: dict[str, str] | None = None, method: str = "GET"):
-        """One request with urllib (no automatic decompression); returns (status, headers, body)."""
-        req = urllib.request.Request(self.base + path, headers=headers or {}, method=method)
+    def get(self, path: str, headers: dict[str, str] | None = None, method: str = "GET", admin: bool = False):
+        """One request with urllib (no automatic decompression); returns (status, headers, body).
+        `admin` sends it to the admin listener (metrics, health)."""
+        base = f"http://127.0.0.1:{self.admin_port}" if admin else self.base
+        req = urllib.request.Request(base + path, headers=headers or {}, method=method)
         try:
             with urllib.request.urlopen(req, timeout=30) as r:
                 return r.status, r.headers, r.read()

@@ -79,26 +79,37 @@ CHECK_JS = """
 """
 
 
-def fetch_until_dictionary(browser: Chromium, path: str, expected: bytes, tries: int = 60) -> dict:
-    """Fetches `path` with unique queries until Chromium attaches a dictionary (it stores them
-    asynchronously); bounded. Returns the sent headers, received headers and the page's check."""
+def wait_for_dictionary(browser: Chromium, probe: str, tries: int = 60) -> dict:
+    """Chromium stores dictionaries asynchronously: fetches `probe` (a path the dictionary's match
+    covers that is not itself a dictionary, e.g. a 404) with unique queries until Chromium attaches
+    Available-Dictionary; bounded. Returns the headers it sent."""
     for i in range(tries):
-        url = f"{path}?try={i}"
-        result = browser.evaluate(CHECK_JS % {"url": json.dumps(url)})
+        url = f"{probe}?try={i}"
+        browser.evaluate(f"fetch({json.dumps(url)}, {{cache: 'no-store'}}).then(r => r.status)")
         browser.pump(0.05)
         sent = browser.sent_headers(url)
         if sent and "available-dictionary" in sent[-1]:
-            received = browser.received_headers(url)
-            return {"sent": sent[-1], "received": received[-1] if received else {}, "page": result}
+            return sent[-1]
         time.sleep(0.25)
-    raise AssertionError(f"Chromium never sent Available-Dictionary for {path}")
+    raise AssertionError(f"Chromium never sent Available-Dictionary for {probe}")
+
+
+def fetch_checked(browser: Chromium, url: str) -> dict:
+    """Fetches `url` in the page; returns the sent and received headers and the page's own check of
+    the decoded bytes (length and SHA-256 computed with WebCrypto)."""
+    result = browser.evaluate(CHECK_JS % {"url": json.dumps(url)})
+    browser.pump(0.1)
+    sent, received = browser.sent_headers(url), browser.received_headers(url)
+    assert sent and received, f"no network events for {url}"
+    return {"sent": sent[-1], "received": received[-1], "page": result}
 
 
 def run_bundle_flow(browser: Chromium, server: DCServe, coding: str) -> None:
     browser.navigate(f"http://localhost:{server.port}/index.html")
     v1 = browser.evaluate(CHECK_JS % {"url": json.dumps("/static/app.v1.js")})
     assert v1["sha256"] == hashlib.sha256(V1).hexdigest()
-    got = fetch_until_dictionary(browser, "/static/app.v2.js", V2)
+    assert wait_for_dictionary(browser, "/static/app.probe.js")["available-dictionary"] == available(V1)
+    got = fetch_checked(browser, "/static/app.v2.js")
     assert got["sent"]["available-dictionary"] == available(V1)
     assert "dcb" in got["sent"]["accept-encoding"] and "dcz" in got["sent"]["accept-encoding"]
     assert got["received"].get("content-encoding") == coding, (got["received"], server.logs()[-3000:])
@@ -121,26 +132,28 @@ def test_match_dest_is_honoured(dcserve_bin, site):
     with DCServe(dcserve_bin, ["--config", str(site)]) as server, Chromium() as browser:
         browser.navigate(f"http://localhost:{server.port}/index.html")
         load_script = """
-        new Promise((resolve, reject) => { const s = document.createElement('script');
-          s.src = %s; s.onload = () => resolve(true); s.onerror = () => reject(new Error('script failed'));
+        new Promise(resolve => { const s = document.createElement('script');
+          s.src = %s; s.onload = () => resolve(true); s.onerror = () => resolve(false);
           document.head.appendChild(s); })
         """
         assert browser.evaluate(load_script % json.dumps("/dest/lib.v1.js")) is True
         v1 = (pathlib.Path(site).parent / "site/dest/lib.v1.js").read_bytes()
-        # a script load of a matching URL gets the dictionary (poll: stored asynchronously)
+        # script loads of a matching (missing) probe path until Chromium attaches the dictionary
         for i in range(60):
-            url = f"/dest/lib.v2.js?s={i}"
-            assert browser.evaluate(load_script % json.dumps(url)) is True
+            url = f"/dest/lib.probe.js?s={i}"
+            assert browser.evaluate(load_script % json.dumps(url)) is False
             browser.pump(0.05)
             sent = browser.sent_headers(url)
             if sent and "available-dictionary" in sent[-1]:
-                assert sent[-1]["available-dictionary"] == available(v1)
-                assert browser.received_headers(url)[-1].get("content-encoding") == "dcz"
-                assert browser.evaluate("typeof DestLib === 'object' && DestLib.version") == "1.1.0"
                 break
             time.sleep(0.25)
         else:
-            raise AssertionError("script load never carried Available-Dictionary")
+            raise AssertionError("script loads never carried Available-Dictionary")
+        assert browser.evaluate(load_script % json.dumps("/dest/lib.v2.js")) is True
+        browser.pump(0.1)
+        assert browser.sent_headers("/dest/lib.v2.js")[-1]["available-dictionary"] == available(v1)
+        assert browser.received_headers("/dest/lib.v2.js")[-1].get("content-encoding") == "dcz"
+        assert browser.evaluate("typeof DestLib === 'object' && DestLib.version") == "1.1.0"
         # fetch() has destination "" and must not get it
         browser.evaluate(CHECK_JS % {"url": json.dumps("/dest/lib.v2.js?fetch=1")})
         browser.pump(0.1)
@@ -151,7 +164,8 @@ def test_match_dest_is_honoured(dcserve_bin, site):
 def test_link_advertised_dictionary_is_fetched_and_used(dcserve_bin, site):
     with DCServe(dcserve_bin, ["--config", str(site)]) as server, Chromium() as browser:
         browser.navigate(f"http://localhost:{server.port}/news/")
-        got = fetch_until_dictionary(browser, "/news/article1.html", ARTICLE)
+        assert wait_for_dictionary(browser, "/news/article-probe.html")["available-dictionary"] == available(NEWS_DICT)
+        got = fetch_checked(browser, "/news/article1.html")
         assert got["sent"]["available-dictionary"] == available(NEWS_DICT)
         assert got["received"].get("content-encoding") == "dcz"
         assert got["page"]["sha256"] == hashlib.sha256(ARTICLE).hexdigest()

@@ -64,6 +64,14 @@ public enum ConfigurationLoader {
         c.compression.minimumBytes = try r.int("compression.minimumBytes") ?? c.compression.minimumBytes
         c.compression.variantCacheBytes = try r.int("compression.variantCacheBytes") ?? c.compression.variantCacheBytes
         c.compression.precompress = try r.bool("compression.precompress") ?? c.compression.precompress
+        c.compression.serverTiming = try r.bool("compression.serverTiming") ?? c.compression.serverTiming
+        c.admin.enabled = try r.bool("admin.enabled") ?? c.admin.enabled
+        c.admin.host = try r.string("admin.host") ?? c.admin.host
+        c.admin.port = try r.int("admin.port") ?? c.admin.port
+        c.admin.metricsPath = try r.string("admin.metricsPath") ?? c.admin.metricsPath
+        c.health.livenessPath = try r.string("health.livenessPath") ?? c.health.livenessPath
+        c.health.readinessPath = try r.string("health.readinessPath") ?? c.health.readinessPath
+        c.health.accessLog = try r.bool("health.accessLog") ?? c.health.accessLog
         for coding in ContentCoding.allCases where coding != .identity {
             if let level = try r.int("compression.levels.\(coding).fast") { c.compression.fastLevels[coding] = level }
             if let level = try r.int("compression.levels.\(coding).best") { c.compression.bestLevels[coding] = level }

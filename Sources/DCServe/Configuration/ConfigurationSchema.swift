@@ -4,7 +4,9 @@ enum ConfigurationSchema {
         "server": ["host", "port", "maxConnections", "idleTimeoutSeconds", "shutdownDeadlineSeconds", "accessLog"],
         "site": ["root"],
         "store": ["path", "maxBytes", "maxEntriesPerRule", "retainAfterExpirySeconds"],
-        "compression": ["preference", "minimumBytes", "variantCacheBytes", "precompress", "levels"],
+        "compression": ["preference", "minimumBytes", "variantCacheBytes", "precompress", "levels", "serverTiming"],
+        "admin": ["enabled", "host", "port", "metricsPath"],
+        "health": ["livenessPath", "readinessPath", "accessLog"],
     ]
     static let ruleKeys: Set<String> = ["match", "resources", "matchDest", "id", "maxAge", "compress", "allowPrivate"]
     static let outOfBandKeys: Set<String> = ["file", "path", "match", "matchDest", "id", "maxAge", "advertiseOn", "allowOrigin"]

@@ -42,6 +42,13 @@ extension DCServeConfiguration {
                 }
             }
         }
+        try check((0...65_535).contains(admin.port), "admin.port", "must be 0…65535 (0 picks a free port)")
+        try check(!admin.host.isEmpty, "admin.host", "must not be empty")
+        for (key, path) in [("admin.metricsPath", admin.metricsPath), ("health.livenessPath", health.livenessPath),
+                            ("health.readinessPath", health.readinessPath)] {
+            try check(path.hasPrefix("/"), key, "must be a path starting with /")
+        }
+        try check(health.livenessPath != health.readinessPath, "health.readinessPath", "must differ from health.livenessPath")
         var names = Set<String>()
         for rule in rules {
             let k = "dictionaries.\(rule.name)"

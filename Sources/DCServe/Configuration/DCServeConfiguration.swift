@@ -8,6 +8,8 @@ public struct DCServeConfiguration: Sendable, Equatable {
     public var site = Site()
     public var store = Store()
     public var compression = Compression()
+    public var admin = Admin()
+    public var health = Health()
     /// Dictionary rules in declaration order; the first rule whose `resources` pattern matches a
     /// response's path decides how it is advertised.
     public var rules: [DictionaryRule] = []
@@ -57,6 +59,29 @@ public struct DCServeConfiguration: Sendable, Equatable {
         public var fastLevels: [ContentCoding: Int] = [.dcz: 3, .dcb: 5, .zstd: 3, .br: 5, .gzip: 6]
         /// Level of the background re-encode that replaces the fast variant.
         public var bestLevels: [ContentCoding: Int] = [.dcz: 19, .dcb: 11, .zstd: 19, .br: 11, .gzip: 9]
+        /// Add `Server-Timing: compress;desc="dcz-3";dur=…` to compressed responses.
+        public var serverTiming = false
+        public init() {}
+    }
+
+    /// The admin listener: Prometheus metrics (and the health endpoints), apart from the public port.
+    public struct Admin: Sendable, Equatable {
+        public var enabled = true
+        public var host = "127.0.0.1"
+        /// 0 picks a free port (logged as `admin listening on http://HOST:PORT`).
+        public var port = 9090
+        public var metricsPath = "/metrics"
+        public init() {}
+    }
+
+    /// Health endpoints, answered on the public listener and on the admin listener.
+    public struct Health: Sendable, Equatable {
+        /// Liveness: 200 while the process runs.
+        public var livenessPath = "/healthz"
+        /// Readiness: 200 when the dictionary store is readable and writable and the listeners are open.
+        public var readinessPath = "/readyz"
+        /// Log health requests in the access log (off: probes would drown it).
+        public var accessLog = false
         public init() {}
     }
 }
