@@ -117,10 +117,11 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         }
         if compressible {
             let sent = out.body.knownLength.map(Int.init) ?? resource.bytes.count
-            let bestPlain = out.head.headerFields[.contentEncoding].flatMap(ContentCoding.init(token:))?.usesDictionary == true
-                ? plainAlternativeSize(request, response.head.headerFields, resource: resource, path: path)
-                : sent
-            observer.sizes(identity: resource.bytes.count, bestPlain: bestPlain, sent: sent)
+            if out.head.headerFields[.contentEncoding].flatMap(ContentCoding.init(token:))?.usesDictionary == true {
+                reportWithPlainAlternative(request, response.head.headerFields, resource: resource, path: path, sent: sent)
+            } else {
+                observer.sizes(identity: resource.bytes.count, bestPlain: sent, sent: sent)
+            }
         }
         if settings.serverTiming, let timing {
             out.head.headerFields.append(HTTPField(name: ServerTiming.fieldName, value: timing.fieldValue))
@@ -198,15 +199,23 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         }
     }
 
-    /// What the response would have weighed without dictionaries: the client's best plain coding
-    /// (from the cache, or encoded now and cached), for the "saved by dictionaries" metric.
-    func plainAlternativeSize(_ request: HTTPServerRequest, _ responseFields: HTTPFields, resource: ResourceCache.Entry,
-                              path: Substring) -> Int {
-        switch negotiate(request, responseFields, resource: resource, path: path, scope: nil) {
-        case .plain(let coding, _) where coding != .identity:
-            return variant(of: resource, coding: coding, dictionary: nil)?.0.bytes.count ?? resource.bytes.count
-        default:
-            return resource.bytes.count
+    /// Reports the sizes of a dictionary-coded response together with what it would have weighed
+    /// without dictionaries (the client's best plain coding), for the "saved by dictionaries" metric.
+    /// When that plain variant is not cached yet it is encoded off the request path (and cached for
+    /// later requests) and the sizes are reported when it is done.
+    func reportWithPlainAlternative(_ request: HTTPServerRequest, _ responseFields: HTTPFields,
+                                    resource: ResourceCache.Entry, path: Substring, sent: Int) {
+        let identity = resource.bytes.count
+        guard case .plain(let coding, _) = negotiate(request, responseFields, resource: resource, path: path, scope: nil),
+              coding != .identity else {
+            return observer.sizes(identity: identity, bestPlain: identity, sent: sent)
+        }
+        if let cached = variants.bestEntry(resource: resource.hash, dictionary: nil, coding: coding) {
+            return observer.sizes(identity: identity, bestPlain: cached.bytes.count, sent: sent)
+        }
+        DispatchQueue.global(qos: .utility).async {
+            let size = self.variant(of: resource, coding: coding, dictionary: nil)?.0.bytes.count ?? identity
+            self.observer.sizes(identity: identity, bestPlain: size, sent: sent)
         }
     }
 

@@ -79,6 +79,11 @@ def nginx(root: str, workers: int = 2) -> Process:
     """nginx from Debian's package with its own prefix: `workers` workers, access log off."""
     binary = shutil.which("nginx") or "/usr/sbin/nginx"
     prefix = tempfile.mkdtemp(prefix="bench-nginx-")
+    # nginx workers drop privileges (user nobody): the served tree must be world-readable.
+    for directory, _, names in os.walk(root):
+        os.chmod(directory, 0o755)
+        for name in names:
+            os.chmod(os.path.join(directory, name), 0o644)
     port = free_port()
     conf = os.path.join(prefix, "nginx.conf")
     with open(conf, "w") as f:
