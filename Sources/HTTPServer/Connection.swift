@@ -143,10 +143,12 @@ final class Connection: @unchecked Sendable {
     }
 
     private func suspendReading() {
+        guard state != .closed else { return }  // a cancelled source must stay resumed
         if readResumed, let readSource { readSource.suspend(); readResumed = false }
     }
 
     private func resumeReading() {
+        guard state != .closed else { return }
         if !readResumed && !peerClosedInput, let readSource { readResumed = true; readSource.resume() }
     }
 
