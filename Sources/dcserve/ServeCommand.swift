@@ -42,7 +42,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "TCP port; 0 picks a free one (overrides server.port; default 8080).")
     var port: UInt16?
 
-    @Option(help: "Admin (metrics, health) port on 127.0.0.1; 0 picks a free one (overrides admin.port; default 9090).")
+    @Option(help: "Admin (metrics, health) port; 0 picks a free one (overrides admin.port; default 9090 with --config, no admin listener in quick mode unless this is given).")
     var adminPort: UInt16?
 
     @Flag(help: "Do not start the admin listener (overrides admin.enabled).")
@@ -91,7 +91,11 @@ struct ServeCommand: AsyncParsableCommand {
     /// The application configuration: the file (if any), then the command line on top.
     func makeApplicationConfiguration() async throws -> DCServeConfiguration {
         var c = DCServeConfiguration()
-        if let config { c = try await ConfigurationLoader.load(file: config) }
+        if let config {
+            c = try await ConfigurationLoader.load(file: config)
+        } else {
+            c.admin.enabled = adminPort != nil  // quick mode: no second port unless asked for
+        }
         if let root { c.site.root = root }
         if let store { c.store.path = store }
         if let port { c.server.port = Int(port) }
