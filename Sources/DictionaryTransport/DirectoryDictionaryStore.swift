@@ -160,6 +160,8 @@ public final class DirectoryDictionaryStore: DictionaryStore {
         for (hash, record) in pending {
             do {
                 try AtomicFile.writeAtomically(try Self.encode(record), to: metadataPath(hash))
+                // Removed by `prune` or quarantined meanwhile: do not leave an orphan record behind.
+                if state.withLock({ $0.index[hash] == nil }) { unlink(metadataPath(hash)) }
             } catch {
                 firstError = firstError ?? error
                 _ = state.withLock { $0.dirty.insert(hash) }
