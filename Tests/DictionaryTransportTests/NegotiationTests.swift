@@ -57,6 +57,14 @@ import Testing
         #expect(accept.weight(of: .br) == 200)
     }
 
+    @Test func oversizedFieldsAreReadOnlyUpToTheBudgetAndNeverTruncatedIntoAnotherMeaning() {
+        let padding = String(repeating: "x-pad, ", count: AcceptEncoding.maximumFieldLength / 7 - 1)
+        let accept = AcceptEncoding(fieldValue: "gzip, " + padding + "br;q=0, zstd")  // a cut at 4096 bytes would leave `br`
+        #expect(accept.accepts(.gzip))
+        #expect(!accept.accepts(.br))
+        #expect(!accept.accepts(.zstd))
+    }
+
     @Test func unknownCodingsAndGarbageAreIgnored() {
         let accept = AcceptEncoding(fieldValue: " , x-custom, de flate, \"br\", gzip;foo=bar ,,")
         #expect(accept.accepts(.gzip))
