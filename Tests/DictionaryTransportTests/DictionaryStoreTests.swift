@@ -62,6 +62,10 @@ struct CapturingHandler: LogHandler {
         #expect(!loaded.covers(path: "/other.js"))
         #expect(loaded.metadata.expires == t0.addingTimeInterval(86_400))
         #expect(loaded.metadata.candidate(hash: referenceHash)?.pattern.matches(path: "/static/app.v9.js") == true)
+        let candidate = try #require(store.candidate(for: referenceHash))
+        #expect(candidate.matchDestinations == ["script"])
+        #expect(candidate.pattern.source == "/static/app.*.js")
+        #expect(store.candidate(for: DictionaryHash(bytes: [UInt8](repeating: 0, count: 32))!) == nil)
     }
 
     @Test func putIsIdempotent() throws {

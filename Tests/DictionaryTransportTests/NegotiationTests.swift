@@ -320,3 +320,20 @@ final class Counter: Sendable {
         #expect(f[values: .vary] == ["Origin, Accept-Encoding, Available-Dictionary, Dictionary-ID"])
     }
 }
+
+@Suite struct DictionaryFreshnessTests {
+    @Test(arguments: [
+        ("max-age=86400", 86_400 as Int?), ("public, max-age=60", 60), ("MAX-AGE=\"30\"", 30), ("max-age=0", nil),
+        ("no-store, max-age=60", nil), ("max-age=60, no-cache", nil), ("private", nil), ("max-age=abc", nil),
+        ("max-age=-1", nil), ("max-age=", nil),
+    ] as [(String, Int?)])
+    func lifetime(cacheControl: String, expected: Int?) {
+        #expect(DictionaryFreshness.lifetime(fields(("cache-control", cacheControl))) == expected)
+    }
+
+    @Test func missingOrConflictingCacheControl() {
+        #expect(DictionaryFreshness.lifetime(HTTPFields()) == nil)
+        #expect(DictionaryFreshness.lifetime(fields(("cache-control", "max-age=10"), ("cache-control", "max-age=20"))) == nil)
+        #expect(DictionaryFreshness.lifetime(fields(("cache-control", "max-age=10"), ("cache-control", "public"))) == 10)
+    }
+}
