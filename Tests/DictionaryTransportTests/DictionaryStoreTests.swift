@@ -80,6 +80,21 @@ struct CapturingHandler: LogHandler {
         #expect(record.lastServed == t0.addingTimeInterval(60))
     }
 
+    @Test func aFailedPutThrowsAClearErrorAndLeavesNoPartialFiles() throws {
+        defer { cleanup() }
+        let store = try DirectoryDictionaryStore(directory: directory)
+        // A directory where the record should go makes the final rename fail.
+        try FileManager.default.createDirectory(atPath: directory + "/" + referenceHash.hex + ".json", withIntermediateDirectories: false)
+        #expect {
+            try store.put(referenceDictionary, description: description(), now: t0)
+        } throws: { error in
+            (error as? DictionaryStoreError)?.description.contains("cannot rename") == true
+        }
+        #expect(files() == [referenceHash.hex + ".json"])
+        #expect(store.get(referenceHash) == nil)
+        #expect(store.hashes.isEmpty)
+    }
+
     @Test func corruptedFileIsQuarantinedAndNeverReturned() throws {
         defer { cleanup() }
         let logs = CapturedLogs()
