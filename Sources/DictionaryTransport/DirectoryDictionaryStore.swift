@@ -1,7 +1,7 @@
 import DictionaryCodec
 import Foundation
 import Logging
-import Synchronization
+
 
 /// A ``DictionaryStore`` in one local directory.
 ///
@@ -21,7 +21,7 @@ import Synchronization
 /// `recordServed` only updates memory; ``flush()`` writes the changed records (call it periodically
 /// and at shutdown). ``prune(now:)`` applies ``DictionaryRetention``.
 ///
-/// Thread-safety: all mutable state (index, cache, dirty set) lives in one `Mutex`; file I/O and
+/// Thread-safety: all mutable state (index, cache, dirty set) lives behind one lock (`LockedState`); file I/O and
 /// hashing run outside it, so concurrent requests only contend for short index updates. Safe to
 /// share across tasks and threads (`Sendable`, Swift 6 strict concurrency).
 public final class DirectoryDictionaryStore: DictionaryStore {
@@ -29,7 +29,7 @@ public final class DirectoryDictionaryStore: DictionaryStore {
     public let retention: DictionaryRetention
     public let cacheBudget: Int
     private let logger: Logger
-    private let state: Mutex<State>
+    private let state: LockedState<State>
 
     private struct CachedBytes {
         var bytes: [UInt8]
@@ -58,7 +58,7 @@ public final class DirectoryDictionaryStore: DictionaryStore {
         } catch {
             throw DictionaryStoreError("cannot create dictionary store directory \(directory): \(error.localizedDescription)")
         }
-        state = Mutex(State())
+        state = LockedState(State())
         let index = try scan()
         state.withLock { $0.index = index }
     }
@@ -160,6 +160,8 @@ public final class DirectoryDictionaryStore: DictionaryStore {
         for (hash, record) in pending {
             do {
                 try AtomicFile.writeAtomically(try Self.encode(record), to: metadataPath(hash))
+                // Removed by `prune` or quarantined meanwhile: do not leave an orphan record behind.
+                if state.withLock({ $0.index[hash] == nil }) { unlink(metadataPath(hash)) }
             } catch {
                 firstError = firstError ?? error
                 _ = state.withLock { $0.dirty.insert(hash) }

@@ -62,6 +62,10 @@ struct CapturingHandler: LogHandler {
         #expect(!loaded.covers(path: "/other.js"))
         #expect(loaded.metadata.expires == t0.addingTimeInterval(86_400))
         #expect(loaded.metadata.candidate(hash: referenceHash)?.pattern.matches(path: "/static/app.v9.js") == true)
+        let candidate = try #require(store.candidate(for: referenceHash))
+        #expect(candidate.matchDestinations == ["script"])
+        #expect(candidate.pattern.source == "/static/app.*.js")
+        #expect(store.candidate(for: DictionaryHash(bytes: [UInt8](repeating: 0, count: 32))!) == nil)
     }
 
     @Test func putIsIdempotent() throws {
@@ -74,6 +78,21 @@ struct CapturingHandler: LogHandler {
         let record = try #require(store.metadata(referenceHash))
         #expect(record.firstServed == t0)
         #expect(record.lastServed == t0.addingTimeInterval(60))
+    }
+
+    @Test func aFailedPutThrowsAClearErrorAndLeavesNoPartialFiles() throws {
+        defer { cleanup() }
+        let store = try DirectoryDictionaryStore(directory: directory)
+        // A directory where the record should go makes the final rename fail.
+        try FileManager.default.createDirectory(atPath: directory + "/" + referenceHash.hex + ".json", withIntermediateDirectories: false)
+        #expect {
+            try store.put(referenceDictionary, description: description(), now: t0)
+        } throws: { error in
+            (error as? DictionaryStoreError)?.description.contains("cannot rename") == true
+        }
+        #expect(files() == [referenceHash.hex + ".json"])
+        #expect(store.get(referenceHash) == nil)
+        #expect(store.hashes.isEmpty)
     }
 
     @Test func corruptedFileIsQuarantinedAndNeverReturned() throws {
