@@ -68,6 +68,29 @@ struct CapturingHandler: LogHandler {
         #expect(store.candidate(for: DictionaryHash(bytes: [UInt8](repeating: 0, count: 32))!) == nil)
     }
 
+    @Test func instancesSharingADirectorySeeEachOthersDictionaries() throws {
+        defer { cleanup() }
+        let a = try DirectoryDictionaryStore(directory: directory)
+        let b = try DirectoryDictionaryStore(directory: directory)
+        #expect(b.get(referenceHash) == nil)
+        try a.put(referenceDictionary, description: description(), now: t0)
+        let adopted = try #require(b.get(referenceHash))
+        #expect(adopted.bytes == referenceDictionary)
+        #expect(adopted.metadata.match == "/static/app.*.js")
+        #expect(b.metadata(referenceHash) != nil)
+        // a corrupted file written behind b's back is verified, quarantined, never returned
+        let c = try DirectoryDictionaryStore(directory: directory + "-c")
+        defer { try? FileManager.default.removeItem(atPath: directory + "-c") }
+        try a.put(referenceDictionary, description: description(), now: t0)
+        try FileManager.default.copyItem(atPath: directory + "/" + referenceHash.hex + ".json",
+                                         toPath: directory + "-c/" + referenceHash.hex + ".json")
+        try Data("tampered".utf8).write(to: URL(fileURLWithPath: directory + "-c/" + referenceHash.hex))
+        #expect(c.get(referenceHash) == nil)
+        #expect(!FileManager.default.fileExists(atPath: directory + "-c/" + referenceHash.hex))
+        let quarantined = (try? FileManager.default.contentsOfDirectory(atPath: directory + "-c/quarantine")) ?? []
+        #expect(quarantined.contains { $0.hasPrefix(referenceHash.hex + ".") && !$0.contains(".json") })
+    }
+
     @Test func putIsIdempotent() throws {
         defer { cleanup() }
         let store = try DirectoryDictionaryStore(directory: directory)

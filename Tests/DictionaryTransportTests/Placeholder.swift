@@ -1,1 +1,0 @@
-// placeholder until transport tests merge
