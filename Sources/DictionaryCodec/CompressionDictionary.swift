@@ -36,7 +36,7 @@ public final class CompressionDictionary: Sendable, Hashable, CustomStringConver
         let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 16)
         if count > 0 {
             // memcpy for contiguous inputs ([UInt8], slices, Data); element-wise only otherwise.
-            let copied = bytes.withContiguousStorageIfAvailable { source in
+            let copied: Void? = bytes.withContiguousStorageIfAvailable { source in
                 storage.baseAddress!.copyMemory(from: source.baseAddress!, byteCount: count)
             }
             if copied == nil { _ = storage.initializeMemory(as: UInt8.self, from: bytes) }
