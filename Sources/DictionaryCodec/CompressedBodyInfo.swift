@@ -36,7 +36,7 @@ public struct CompressedBodyInfo: Sendable, Hashable {
         }
         if hint == .br { return try brotliStream(body) }
         if let hint, hint.usesDictionary { throw CodecError.wrongMagic(expected: hint) }
-        throw CodecError.corrupt("not a dcb, dcz, zstd or gzip body (brotli has no magic: pass the encoding)")
+        throw CodecError.corrupt("no dcb, dcz, zstd or gzip magic (plain brotli has none: name the coding, e.g. --encoding br)")
     }
 
     private static func zstdFrame(_ frame: [UInt8]) throws -> CompressedBodyInfo {

@@ -39,6 +39,7 @@ struct InspectCommand: ParsableCommand {
     static func human(_ bytes: UInt64) -> String {
         if bytes >= 1 << 20 && bytes % (1 << 20) == 0 { return "\(bytes >> 20) MiB" }
         if bytes >= 1 << 10 && bytes % (1 << 10) == 0 { return "\(bytes >> 10) KiB" }
+        if bytes >= 1 << 20 { return String(format: "%.2f MiB", Double(bytes) / Double(1 << 20)) }
         return String(format: "%.1f KiB", Double(bytes) / 1024)
     }
 }
