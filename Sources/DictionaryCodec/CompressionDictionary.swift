@@ -69,13 +69,7 @@ public final class CompressionDictionary: Sendable, Hashable, CustomStringConver
 
     /// The zstd compression form for `level` (a raw-content `ZSTD_CDict`), built on first use.
     func preparedForZstdCompression(level: Int) throws -> PreparedZstdCompressionDictionary {
-        let slot = cache.withLock { cache in
-            if let slot = cache.zstdCompression[level] { return slot }
-            let slot = PreparedSlot<PreparedZstdCompressionDictionary>()
-            cache.zstdCompression[level] = slot
-            return slot
-        }
-        return try slot.get { try PreparedZstdCompressionDictionary(dictionary: self, level: level) }
+        try slot(\.zstdCompression, level).get { try PreparedZstdCompressionDictionary(dictionary: self, level: level) }
     }
 
     /// The zstd decompression form (a raw-content `ZSTD_DDict`), built on first use.
@@ -86,13 +80,17 @@ public final class CompressionDictionary: Sendable, Hashable, CustomStringConver
 
     /// The brotli encoder form for `quality` (RAW `BrotliEncoderPreparedDictionary`), built on first use.
     func preparedForBrotli(quality: Int) throws -> PreparedBrotliDictionary {
-        let slot = cache.withLock { cache in
-            if let slot = cache.brotliCompression[quality] { return slot }
-            let slot = PreparedSlot<PreparedBrotliDictionary>()
-            cache.brotliCompression[quality] = slot
+        try slot(\.brotliCompression, quality).get { try PreparedBrotliDictionary(dictionary: self, quality: quality) }
+    }
+
+    /// The slot for one level of one kind of prepared form, created on first use (short lock).
+    private func slot<P>(_ kind: WritableKeyPath<PreparedCache, [Int: PreparedSlot<P>]>, _ level: Int) -> PreparedSlot<P> {
+        cache.withLock { cache in
+            if let slot = cache[keyPath: kind][level] { return slot }
+            let slot = PreparedSlot<P>()
+            cache[keyPath: kind][level] = slot
             return slot
         }
-        return try slot.get { try PreparedBrotliDictionary(dictionary: self, quality: quality) }
     }
 
     /// Builds the prepared forms for `coding` at `level` now (e.g. when a dictionary is loaded), so the

@@ -110,30 +110,20 @@ class Chromium:
             raise CDPError(f"page script failed: {json.dumps(result['exceptionDetails'])[:2000]}")
         return result["result"].get("value")
 
+    def _headers(self, event: str, url_suffix: str) -> list[dict]:
+        urls = {e["params"]["requestId"]: e["params"]["request"]["url"]
+                for e in self.events if e["method"] == "Network.requestWillBeSent"}
+        return [{k.lower(): v for k, v in e["params"]["headers"].items()} for e in self.events
+                if e["method"] == event and urls.get(e["params"]["requestId"], "").endswith(url_suffix)]
+
     def sent_headers(self, url_suffix: str) -> list[dict]:
         """Request headers Chromium actually sent for URLs ending in `url_suffix`, oldest first,
         with lower-cased names."""
-        urls = {e["params"]["requestId"]: e["params"]["request"]["url"]
-                for e in self.events if e["method"] == "Network.requestWillBeSent"}
-        out = []
-        for e in self.events:
-            if e["method"] == "Network.requestWillBeSentExtraInfo":
-                url = urls.get(e["params"]["requestId"], "")
-                if url.endswith(url_suffix):
-                    out.append({k.lower(): v for k, v in e["params"]["headers"].items()})
-        return out
+        return self._headers("Network.requestWillBeSentExtraInfo", url_suffix)
 
     def received_headers(self, url_suffix: str) -> list[dict]:
         """Raw response headers for URLs ending in `url_suffix`, oldest first, lower-cased names."""
-        urls = {e["params"]["requestId"]: e["params"]["request"]["url"]
-                for e in self.events if e["method"] == "Network.requestWillBeSent"}
-        out = []
-        for e in self.events:
-            if e["method"] == "Network.responseReceivedExtraInfo":
-                url = urls.get(e["params"]["requestId"], "")
-                if url.endswith(url_suffix):
-                    out.append({k.lower(): v for k, v in e["params"]["headers"].items()})
-        return out
+        return self._headers("Network.responseReceivedExtraInfo", url_suffix)
 
     def close(self) -> None:
         try:
