@@ -306,10 +306,12 @@ def test_pipelining_client_that_never_reads_is_bounded(server):
     request = b"GET /1k.bin HTTP/1.1\r\nHost: t\r\n\r\n"
     with server.connect() as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
         s.setblocking(False)
         sent = 0
         stalls = 0
-        while sent < 20000 * len(request) and stalls < 100:
+        # Kernel socket buffers on loopback can hold a few MB; 1M requests (38 MB) is far beyond them.
+        while sent < 1_000_000 * len(request) and stalls < 100:
             try:
                 sent += s.send(request * 500)
                 stalls = 0
