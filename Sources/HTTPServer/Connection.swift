@@ -369,7 +369,8 @@ final class Connection: @unchecked Sendable {
         while state != .closed {
             if outSent < out.count {
                 let sent = outSent
-                let result = out.withUnsafeBytes { b in transport.write(UnsafeRawBufferPointer(rebasing: b[sent...])) }
+                let more = pendingFile != nil
+                let result = out.withUnsafeBytes { b in transport.write(UnsafeRawBufferPointer(rebasing: b[sent...]), more: more) }
                 switch result {
                 case .bytes(let n):
                     outSent += n
