@@ -74,11 +74,13 @@ final class Connection: @unchecked Sendable {
     /// pthread id of the thread running the handler synchronously on `queue`, else 0.
     private let handlerThread = Atomic<UInt>(0)
 
-    init(id: UInt64, descriptor: Int32, remoteAddress: String, context: ServerContext) {
+    /// `transport` carries the bytes (plain TCP today; a TLS transport plugs in here). The connection
+    /// owns it and closes it after its dispatch sources are cancelled.
+    init(id: UInt64, transport: ByteTransport, remoteAddress: String, context: ServerContext) {
         self.id = id
         self.remoteAddress = remoteAddress
         self.context = context
-        self.transport = PlainTCPTransport(descriptor: descriptor)
+        self.transport = transport
         self.parser = RequestParser(limits: context.configuration.limits)
         self.queue = DispatchQueue(label: "dcserve.connection", target: context.connectionTargetQueue)
         self.inBuffer = []

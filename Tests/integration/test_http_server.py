@@ -327,3 +327,24 @@ def test_pipelining_client_that_never_reads_is_bounded(server):
             status, _, body = read_response(s, buf)
             assert status == 200 and len(body) == 1024
     get_ok(server)
+
+
+def test_ipv6_listener(dcserve_bin, docroot, tmp_path):
+    import re
+    log_path = tmp_path / "v6.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen([dcserve_bin, "serve", "--root", str(docroot[0]), "--port", "0", "--host", "::1"],
+                                stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 20
+        m = None
+        while time.monotonic() < deadline and not m and proc.poll() is None:
+            m = re.search(r"listening on http://\[::1\]:(\d+)", log_path.read_text())
+            time.sleep(0.05)
+        if not m:
+            pytest.skip(f"no IPv6 loopback here: {log_path.read_text()}")
+        r = run("curl", "-sg", f"http://[::1]:{m.group(1)}/a.txt")
+        assert r.stdout == docroot[1]["a.txt"]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
