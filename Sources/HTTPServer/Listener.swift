@@ -60,7 +60,8 @@ final class Listener: @unchecked Sendable {
                 return
             }
             guard let (fd, remote) = accepted else { return }
-            let connection = Connection(id: context.makeConnectionID(), descriptor: fd, remoteAddress: remote, context: context)
+            let connection = Connection(id: context.makeConnectionID(), transport: PlainTCPTransport(descriptor: fd),
+                                        remoteAddress: remote, context: context)
             if context.registry.add(connection) {
                 connection.start()
             } else {
