@@ -88,6 +88,13 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         guard advertising != nil || compressible else {
             return conditions.evaluate(response)
         }
+        if advertising == nil, !AcceptEncoding(request.head.headerFields).acceptsAny(of: settings.preference) {
+            // Identity-only client and nothing to advertise: the inner response as it is (no read, no
+            // hash), with the Vary every variant of a compressible resource carries.
+            var out = response
+            addVary(to: &out.head.headerFields, scope: scope)
+            return conditions.evaluate(out)
+        }
         guard let resource = identity(of: response, path: path) else { return response }
 
         var out = response
@@ -126,12 +133,18 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         if settings.serverTiming, let timing {
             out.head.headerFields.append(HTTPField(name: ServerTiming.fieldName, value: timing.fieldValue))
         }
-        if scope != nil {
-            VaryField.addDictionaryNames(to: &out.head.headerFields)
-        } else if compressible {
-            out.head.headerFields[.vary] = VaryField.merged(existing: out.head.headerFields[values: .vary], adding: ["Accept-Encoding"])
-        }
+        if compressible || scope != nil { addVary(to: &out.head.headerFields, scope: scope) }
         return conditions.evaluate(out)
+    }
+
+    /// `Vary` for a resource whose encoding depends on the request: the dictionary fields too when
+    /// stored dictionaries may apply to it.
+    func addVary(to fields: inout HTTPFields, scope: DictionaryScope?) {
+        if scope != nil {
+            VaryField.addDictionaryNames(to: &fields)
+        } else {
+            fields[.vary] = VaryField.merged(existing: fields[values: .vary], adding: ["Accept-Encoding"])
+        }
     }
 
     /// The identity bytes and hash of a response body, from the resource cache when the inner handler

@@ -84,6 +84,9 @@ public struct AcceptEncoding: Hashable, Sendable {
     /// True when the weight of `coding` is above zero.
     public func accepts(_ coding: ContentCoding) -> Bool { weight(of: coding) > 0 }
 
+    /// True when any of `codings` has a weight above zero.
+    public func acceptsAny(of codings: [ContentCoding]) -> Bool { codings.contains { accepts($0) } }
+
     /// qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] ), in thousandths.
     static func parseQValue(_ text: String) -> Int? {
         let u = Array(text.utf8)

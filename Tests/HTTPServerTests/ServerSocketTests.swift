@@ -59,11 +59,14 @@ private func stop(_ server: HTTPServer) async {
 /// Streams "chunk-0".."chunk-2" with the async writer, waiting for back-pressure between writes.
 private struct StreamingHandler: HTTPHandler {
     func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+        // Produced with the callback API on Dispatch, not in a Task: under a parallel test run the
+        // cooperative pool can be busy with CPU-bound codec tests for longer than the client waits.
         respond(HTTPServerResponse(status: .ok, headerFields: [.contentType: "text/plain"], body: .stream(StreamBody { writer in
-            Task {
-                for i in 0..<3 { await writer.write(Array("chunk-\(i);".utf8)) }
-                writer.finish()
+            @Sendable func send(_ i: Int) {
+                guard i < 3 else { return writer.finish() }
+                writer.write(Array("chunk-\(i);".utf8)) { DispatchQueue.global().async { send(i + 1) } }
             }
+            DispatchQueue.global().async { send(0) }
         })))
     }
 }
