@@ -37,6 +37,10 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     let logger: Logger
     /// Hashes stored by this process: later serves only update `lastServed` (no disk write).
     private let storedThisRun = Mutex(Set<DictionaryHash>())
+    /// `Available-Dictionary` values parsed once each (clients send the same few values again and again).
+    private let availableDictionaries = BoundedMemo<String, AvailableDictionary.Parsed>()
+    /// `Use-As-Dictionary` values serialised once per (rule, path).
+    private let advertisements = BoundedMemo<String, String?>()
 
     public init(rules: DictionaryRuleSet, settings: DCServeConfiguration.Compression, store: any DictionaryStore,
                 library: DictionaryLibrary, variants: VariantCache, resources: ResourceCache,
@@ -168,7 +172,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// Adds `Use-As-Dictionary` and a fresh `Cache-Control`, and makes sure the store holds the bytes.
     func advertise(_ resource: ResourceCache.Entry, rule: DictionaryRuleSet.Rule, path: Substring, fields: inout HTTPFields) {
         let advertisement = rule.advertisement(path: path)
-        guard let value = try? advertisement.fieldValue() else { return }
+        guard let value = advertisements.value(for: "\(rule.name)\u{0}\(path)", compute: { _ in try? advertisement.fieldValue() })
+        else { return }
         let now = Date()
         let isNew = storedThisRun.withLock { $0.insert(resource.hash).inserted }
         if isNew {
@@ -201,13 +206,18 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         for coding in settings.preference where !coding.usesDictionary {
             sizes[coding] = variants.bestEntry(resource: resource.hash, dictionary: nil, coding: coding)?.bytes.count
         }
-        if let offered = AvailableDictionary.parse(request.head.headerFields).value?.hash {
+        let offeredValues = request.head.headerFields[values: .availableDictionary]
+        let available = offeredValues.count == 1
+            ? availableDictionaries.value(for: offeredValues[0]) { AvailableDictionary.parse(fieldValue: $0) }
+            : AvailableDictionary.parse(request.head.headerFields)
+        if let offered = available.value?.hash {
             for coding in [ContentCoding.dcz, .dcb] {
                 sizes[coding] = variants.bestEntry(resource: resource.hash, dictionary: offered, coding: coding)?.bytes.count
             }
         }
         return Negotiation.decide(request: request.head.headerFields, path: String(path), response: responseFields,
-                                  bodySize: resource.bytes.count, policy: policy, knownSizes: sizes) { hash in
+                                  bodySize: resource.bytes.count, policy: policy, knownSizes: sizes,
+                                  availableDictionary: available) { hash in
             self.library.lookup(hash)?.candidate
         }
     }

@@ -25,6 +25,8 @@ public enum Negotiation {
     ///   - bodySize: the identity body size in bytes.
     ///   - policy: the resource's rule.
     ///   - knownSizes: sizes of already-encoded variants (for dcb/dcz: against the named dictionary).
+    ///   - availableDictionary: `AvailableDictionary.parse(request)` when the caller already has it
+    ///     (e.g. memoised per field value); parsed here when nil.
     ///   - lookup: finds a stored, verified dictionary by hash; nil when unknown.
     public static func decide(
         request: HTTPFields,
@@ -33,6 +35,7 @@ public enum Negotiation {
         bodySize: Int,
         policy: NegotiationPolicy,
         knownSizes: [ContentCoding: Int] = [:],
+        availableDictionary: AvailableDictionary.Parsed? = nil,
         lookup: (DictionaryHash) -> DictionaryCandidate?
     ) -> EncodingDecision {
         let accept = AcceptEncoding(request)
@@ -60,7 +63,7 @@ public enum Negotiation {
             return uncompressed(.precompressedMediaType)
         }
 
-        let available = AvailableDictionary.parse(request)
+        let available = availableDictionary ?? AvailableDictionary.parse(request)
         let dictionaryCodings = [ContentCoding.dcz, .dcb].filter { policy.codings.contains($0) && accept.accepts($0) }
         let refusal: EncodingDecision.PlainReason? = {
             guard case .present = available else {

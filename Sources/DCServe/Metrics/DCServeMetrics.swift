@@ -21,10 +21,19 @@ import Synchronization
 ///
 /// Thread-safe: metric handles are created once per label set and cached under a `Mutex`.
 public final class DCServeMetrics: CompressionObserver {
-    private let requests = LabelledCache<String, Counter>()
+    private struct StatusCoding: Hashable, Sendable {
+        let status: Int
+        let coding: String
+    }
+    private struct CodingLevel: Hashable, Sendable {
+        let coding: ContentCoding
+        let level: Int
+    }
+
+    private let requests = LabelledCache<StatusCoding, Counter>()
     private let bodyBytes = LabelledCache<String, Counter>()
     private let outcomes = LabelledCache<String, Counter>()
-    private let timers = LabelledCache<String, Timer>()
+    private let timers = LabelledCache<CodingLevel, Timer>()
     private let cacheHits = Counter(label: "dcserve_variant_cache_lookups_total", dimensions: [("result", "hit")])
     private let cacheMisses = Counter(label: "dcserve_variant_cache_lookups_total", dimensions: [("result", "miss")])
     private let identityBytes = Counter(label: "dcserve_compressible_identity_bytes_total")
@@ -38,7 +47,7 @@ public final class DCServeMetrics: CompressionObserver {
 
     /// One response written (called by `MetricsMiddleware`).
     public func response(status: Int, coding: String, bodyBytes count: Int64) {
-        requests.get("\(status) \(coding)") {
+        requests.get(StatusCoding(status: status, coding: coding)) {
             Counter(label: "dcserve_http_requests_total", dimensions: [("status", "\(status)"), ("coding", coding)])
         }.increment()
         bodyBytes.get(coding) {
@@ -62,7 +71,7 @@ public final class DCServeMetrics: CompressionObserver {
     public func variantCache(hit: Bool) { (hit ? cacheHits : cacheMisses).increment() }
 
     public func encoded(coding: ContentCoding, level: Int, duration: Duration) {
-        timers.get("\(coding) \(level)") {
+        timers.get(CodingLevel(coding: coding, level: level)) {
             Timer(label: "dcserve_compression_duration_seconds", dimensions: [("coding", coding.rawValue), ("level", "\(level)")])
         }.recordNanoseconds(duration.nanoseconds)
     }
