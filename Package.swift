@@ -31,10 +31,11 @@ let package = Package(
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         .systemLibrary(name: "CBrotli", pkgConfig: "dcserve-brotli"),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 
         .target(
             name: "DictionaryCodec",
-            dependencies: ["CZstd", "CBrotli", "COpenSSL"]
+            dependencies: ["CZstd", "CBrotli", "COpenSSL", "CZlib"]
         ),
         .target(
             name: "HTTPServer",
