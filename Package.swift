@@ -50,6 +50,8 @@ let package = Package(
             dependencies: [
                 "DictionaryCodec",
                 .product(name: "StructuredFieldValues", package: "swift-http-structured-headers"),
+                .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
