@@ -104,10 +104,10 @@ public struct UseAsDictionary: Hashable, Sendable {
         }
         var writesType = false
         if let typeMember = members["type"] {
-            guard case .item(let typeItem) = typeMember, case .token(let token) = typeItem.rfc9651BareItem,
-                  token == "raw" else {
-                throw .unsupportedType(String(describing: typeMember))
+            guard case .item(let typeItem) = typeMember, case .token(let token) = typeItem.rfc9651BareItem else {
+                throw .unsupportedType("(not a token)")
             }
+            guard token == "raw" else { throw .unsupportedType(token) }
             writesType = true
         }
         self.init(match: match, matchDestinations: destinations, id: id, writesType: writesType)
