@@ -73,6 +73,7 @@ let package = Package(
             dependencies: [
                 "DCServe",
                 "DictionaryCodec",
+                "DictionaryTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

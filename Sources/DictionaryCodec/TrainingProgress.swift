@@ -115,7 +115,8 @@ public final class TrainingProgress: Sendable {
             }
             let current = s.current ?? 0
             return Snapshot(
-                stage: s.stages.isEmpty ? "" : s.stages[current].name, stageIndex: current + 1,
+                stage: s.stages.isEmpty ? "" : s.stages[current].name,
+                stageIndex: s.stages.count { $0.started != nil },
                 stageCount: s.stages.count, fraction: fraction, elapsed: elapsed, remaining: remaining,
                 finished: s.finished)
         }

@@ -11,6 +11,7 @@ struct DCServeCommand: AsyncParsableCommand {
         version: versionText,
         subcommands: [
             HashCommand.self,
+            TrainCommand.self,
         ]
     )
 
