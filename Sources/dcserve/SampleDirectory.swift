@@ -6,7 +6,7 @@ import Glibc
 
 /// Reads training samples from a directory tree (`dcserve train --samples DIR`).
 ///
-/// Walks `DIR` recursively (symbolic links to files are followed, hidden files and directories are
+/// Walks `DIR` recursively (symbolic links to files are followed, dangling ones skipped, hidden files and directories are
 /// skipped) and keeps regular files that match at least one include glob (all files when none is
 /// given) and no exclude glob. A glob without `/` is matched against the file name (`*.html`); one
 /// with `/` against the path relative to `DIR`, where `*` also crosses `/` (`docs/*.html`). A file
@@ -45,7 +45,10 @@ struct SampleDirectory {
         for relative in relativePaths.sorted() {
             let path = root + "/" + relative
             var info = stat()
-            guard stat(path, &info) == 0 else { throw CLIError("\(path): cannot stat (\(String(cString: strerror(errno))))") }
+            guard stat(path, &info) == 0 else {
+                var link = stat()
+                if lstat(path, &link) == 0, (link.st_mode & S_IFMT) == S_IFLNK { continue }  // dangling symbolic link
+                throw CLIError("\(path): cannot stat (\(String(cString: strerror(errno))))") }
             if (info.st_mode & S_IFMT) == S_IFDIR {
                 if access(path, R_OK | X_OK) != 0 { throw CLIError("\(path): cannot read the directory (permission denied)") }
                 continue
