@@ -33,10 +33,15 @@ public final class CompressionDictionary: Sendable, Hashable, CustomStringConver
     public init<Bytes: Collection<UInt8>>(bytes: Bytes) {
         let count = bytes.count
         // Allocate at least one byte so the base address is never nil.
-        storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 16)
+        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 16)
         if count > 0 {
-            _ = storage.initializeMemory(as: UInt8.self, from: bytes)
+            // memcpy for contiguous inputs ([UInt8], slices, Data); element-wise only otherwise.
+            let copied: Void? = bytes.withContiguousStorageIfAvailable { source in
+                storage.baseAddress!.copyMemory(from: source.baseAddress!, byteCount: count)
+            }
+            if copied == nil { _ = storage.initializeMemory(as: UInt8.self, from: bytes) }
         }
+        self.storage = storage
         self.count = count
         hash = SHA256.hash(UnsafeRawBufferPointer(rebasing: storage[0..<count]))
     }

@@ -11,6 +11,9 @@ struct DCServeCommand: AsyncParsableCommand {
         version: versionText,
         subcommands: [
             HashCommand.self,
+            CompressCommand.self,
+            DecompressCommand.self,
+            InspectCommand.self,
             TrainCommand.self,
         ]
     )
