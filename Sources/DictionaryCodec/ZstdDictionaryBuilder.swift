@@ -22,6 +22,12 @@ public enum ZstdDictionaryBuilder {
         /// fastCover's frequency-table log; nil for cover.
         public var f: Int?
 
+        public init(k: Int, d: Int, f: Int? = nil) {
+            self.k = k
+            self.d = d
+            self.f = f
+        }
+
         public var description: String { "k=\(k) d=\(d)" + (f.map { " f=\($0)" } ?? "") }
     }
 

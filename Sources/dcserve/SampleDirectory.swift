@@ -46,16 +46,19 @@ struct SampleDirectory {
             let path = root + "/" + relative
             var info = stat()
             guard stat(path, &info) == 0 else {
+                let reason = errno
                 var link = stat()
-                if lstat(path, &link) == 0, (link.st_mode & S_IFMT) == S_IFLNK { continue }  // dangling symbolic link
-                throw CLIError("\(path): cannot stat (\(String(cString: strerror(errno))))") }
+                if reason == ENOENT,
+                   lstat(path, &link) == 0, (link.st_mode & S_IFMT) == S_IFLNK { continue }  // dangling symbolic link
+                throw CLIError("\(path): cannot stat (\(String(cString: strerror(reason))))")
+            }
             if (info.st_mode & S_IFMT) == S_IFDIR {
                 if access(path, R_OK | X_OK) != 0 { throw CLIError("\(path): cannot read the directory (permission denied)") }
                 continue
             }
             guard (info.st_mode & S_IFMT) == S_IFREG, selected(relative) else { continue }
             guard let handle = FileHandle(forReadingAtPath: path) else {
-                throw CLIError("\(path): cannot read (\(String(cString: strerror(EACCES))))")
+                throw CLIError("\(path): cannot read (\(String(cString: strerror(errno))))")
             }
             defer { try? handle.close() }
             let data: Data

@@ -2,6 +2,7 @@ import ArgumentParser
 import DictionaryCodec
 import DictionaryTransport
 import Foundation
+import Logging
 
 /// `dcserve train`: builds a raw RFC 9842 dictionary from sample responses, reports how much it saves
 /// on held-out samples, writes it atomically, optionally stores it in a dictionary store, and prints
@@ -88,6 +89,13 @@ struct TrainCommand: ParsableCommand {
         if rule != nil && store == nil { throw ValidationError("--rule needs --store DIR") }
         let description = try storeDescription()
         try Self.checkOutputWritable(output)
+        // Open the output store before training so a bad store fails in seconds, not after the run.
+        var outputStore: DirectoryDictionaryStore?
+        if let store, description != nil {
+            do { outputStore = try DirectoryDictionaryStore(directory: store, logger: Self.quietLogger) } catch {
+                throw CLIError("\(store): cannot open the dictionary store (\(error))")
+            }
+        }
 
         // 1. Samples.
         var all: [TrainingSample] = []
@@ -138,9 +146,8 @@ struct TrainCommand: ParsableCommand {
         try AtomicOutputFile.write(result.dictionary, to: output)
         let hash = SHA256.hash(result.dictionary)
         var storedAt: String?
-        if let store, let description {
+        if let store, let description, let directoryStore = outputStore {
             do {
-                let directoryStore = try DirectoryDictionaryStore(directory: store)
                 try directoryStore.put(result.dictionary, description: description, now: Date())
                 try directoryStore.flush()
                 storedAt = store + "/" + hash.hex
@@ -179,10 +186,17 @@ struct TrainCommand: ParsableCommand {
             sourcePath: "/dictionaries/\(name ?? Self.defaultName(output)).dict", maxAge: 86400)
     }
 
+    /// The store logs at info level by default; the CLI prints its own summary.
+    static var quietLogger: Logger {
+        var logger = Logger(label: "dcserve.train.store")
+        logger.logLevel = .warning
+        return logger
+    }
+
     static func storeSamples(directory: String, rule: String) throws -> [TrainingSample] {
         guard FileManager.default.fileExists(atPath: directory) else { throw CLIError("\(directory): no such store directory") }
         let store: DirectoryDictionaryStore
-        do { store = try DirectoryDictionaryStore(directory: directory) } catch {
+        do { store = try DirectoryDictionaryStore(directory: directory, logger: quietLogger) } catch {
             throw CLIError("\(directory): cannot open the store (\(error))")
         }
         var out: [TrainingSample] = []
