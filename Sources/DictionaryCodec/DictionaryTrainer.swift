@@ -38,7 +38,7 @@ public struct DictionaryTrainingOptions: Sendable {
 }
 
 /// One dictionary the trainer considered.
-public struct DictionaryCandidate: Sendable {
+public struct TrainingCandidate: Sendable {
     /// `fastcover`, `cover` or `newest-sample`.
     public let method: String
     /// Parameters or the sample's name.
@@ -53,8 +53,8 @@ public struct DictionaryCandidate: Sendable {
 /// What training produced: the chosen raw dictionary, every candidate and the split used.
 public struct TrainingResult: Sendable {
     public let dictionary: [UInt8]
-    public let chosen: DictionaryCandidate
-    public let candidates: [DictionaryCandidate]
+    public let chosen: TrainingCandidate
+    public let candidates: [TrainingCandidate]
     public let split: TrainingSplit
     public let trainingBuffer: (pieces: Int, bytes: Int, splitSamples: Int, capped: Bool)
     /// dcz bytes of the validation samples with no dictionary at all (plain zstd at the selection level).
@@ -148,14 +148,14 @@ public enum DictionaryTrainer {
         // Choose on the validation set.
         progress?.begin("choose")
         let plain = try validation.reduce(0) { $0 + (try Zstd.encode($1, level: options.selectionLevel).count) }
-        var candidates: [DictionaryCandidate] = []
+        var candidates: [TrainingCandidate] = []
         for (i, candidate) in built.enumerated() {
             let dictionary = CompressionDictionary(bytes: candidate.bytes)
             var total = 0
             for sample in validation {
                 total += try DCZ.encode(sample, dictionary: dictionary, level: options.selectionLevel).count
             }
-            candidates.append(DictionaryCandidate(
+            candidates.append(TrainingCandidate(
                 method: candidate.method, detail: candidate.detail, bytes: candidate.bytes, validationBytes: total,
                 seconds: candidate.seconds))
             progress?.advance(to: Double(i + 1) / Double(built.count))
