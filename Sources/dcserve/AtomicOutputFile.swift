@@ -13,7 +13,7 @@ enum AtomicOutputFile {
         var template = Array((dir + "/.\((path as NSString).lastPathComponent).tmp-XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else { throw CLIError("\(path): cannot create a temporary file in \(dir) (\(String(cString: strerror(errno))))") }
-        let temporary = String(cString: template)
+        let temporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         var ok = false
         defer { if !ok { unlink(temporary) } }
         var written = 0

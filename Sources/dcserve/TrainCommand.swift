@@ -121,6 +121,8 @@ struct TrainCommand: ParsableCommand {
         let tracker = TrainingProgress()
         let reporter = TrainProgressReporter(progress: tracker, style: progressStyle)
         let heldOutEstimateMB = Double(all.reduce(0) { $0 + $1.bytes.count }) * heldOut / 1_048_576
+        // Planned first so the bar's fraction and estimate include it from the start.
+        tracker.plan("evaluate", estimatedSeconds: 0.1 + heldOutEstimateMB * 1.6)
         reporter.start()
         let started = Date()
         let result: TrainingResult
@@ -134,7 +136,6 @@ struct TrainCommand: ParsableCommand {
                 throw CLIError(error.description)
             }
             trainingSeconds = Date().timeIntervalSince(started)
-            tracker.plan("evaluate", estimatedSeconds: 0.1 + heldOutEstimateMB * 1.6)
             tracker.begin("evaluate")
             evaluation = try DictionaryEvaluation.evaluate(
                 dictionary: result.dictionary, samples: result.split.heldOut.map(\.bytes), progress: tracker)
