@@ -25,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
     ],
     targets: [
         // System-library shims. Link flags come from pkg-config only (no `link` lines in the maps).
@@ -66,12 +67,14 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         .executableTarget(
             name: "dcserve",
             dependencies: [
                 "DCServe",
+                "HTTPServer",
                 "DictionaryCodec",
                 "DictionaryTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -9,9 +9,11 @@ import Synchronization
 /// form holds a strong reference to this object, so the bytes outlive every prepared form and every
 /// encoder/decoder using one.
 ///
-/// Thread-safety: `Sendable`. The bytes are never mutated. The prepared-form cache is guarded by a
-/// `Mutex`; a prepared form is built at most once per (dictionary, coding, level) while the lock is
-/// held (concurrent callers wait for it instead of duplicating milliseconds of work), then shared:
+/// Thread-safety: `Sendable`. The bytes are never mutated. Each prepared form has its own slot with
+/// its own `Mutex`; it is built at most once per (dictionary, coding, level) while that slot's lock is
+/// held (concurrent callers for the same form wait instead of duplicating milliseconds of work;
+/// callers for other forms — e.g. a request at level 3 while a background job prepares level 19 —
+/// are not blocked), then shared:
 /// `ZSTD_CDict`, `ZSTD_DDict` and `BrotliEncoderPreparedDictionary` are read-only after creation and
 /// may be used by any number of encoders/decoders on any threads at once.
 public final class CompressionDictionary: Sendable, Hashable, CustomStringConvertible {
@@ -24,9 +26,9 @@ public final class CompressionDictionary: Sendable, Hashable, CustomStringConver
     private let cache = Mutex(PreparedCache())
 
     private struct PreparedCache {
-        var zstdCompression: [Int: PreparedZstdCompressionDictionary] = [:]
-        var zstdDecompression: PreparedZstdDecompressionDictionary?
-        var brotliCompression: [Int: PreparedBrotliDictionary] = [:]
+        var zstdCompression: [Int: PreparedSlot<PreparedZstdCompressionDictionary>] = [:]
+        var zstdDecompression = PreparedSlot<PreparedZstdDecompressionDictionary>()
+        var brotliCompression: [Int: PreparedSlot<PreparedBrotliDictionary>] = [:]
     }
 
     /// Copies `bytes` and hashes them.
@@ -67,32 +69,30 @@ public final class CompressionDictionary: Sendable, Hashable, CustomStringConver
 
     /// The zstd compression form for `level` (a raw-content `ZSTD_CDict`), built on first use.
     func preparedForZstdCompression(level: Int) throws -> PreparedZstdCompressionDictionary {
-        try cache.withLock { cache in
-            if let prepared = cache.zstdCompression[level] { return prepared }
-            let prepared = try PreparedZstdCompressionDictionary(dictionary: self, level: level)
-            cache.zstdCompression[level] = prepared
-            return prepared
+        let slot = cache.withLock { cache in
+            if let slot = cache.zstdCompression[level] { return slot }
+            let slot = PreparedSlot<PreparedZstdCompressionDictionary>()
+            cache.zstdCompression[level] = slot
+            return slot
         }
+        return try slot.get { try PreparedZstdCompressionDictionary(dictionary: self, level: level) }
     }
 
     /// The zstd decompression form (a raw-content `ZSTD_DDict`), built on first use.
     func preparedForZstdDecompression() throws -> PreparedZstdDecompressionDictionary {
-        try cache.withLock { cache in
-            if let prepared = cache.zstdDecompression { return prepared }
-            let prepared = try PreparedZstdDecompressionDictionary(dictionary: self)
-            cache.zstdDecompression = prepared
-            return prepared
-        }
+        let slot = cache.withLock { $0.zstdDecompression }
+        return try slot.get { try PreparedZstdDecompressionDictionary(dictionary: self) }
     }
 
     /// The brotli encoder form for `quality` (RAW `BrotliEncoderPreparedDictionary`), built on first use.
     func preparedForBrotli(quality: Int) throws -> PreparedBrotliDictionary {
-        try cache.withLock { cache in
-            if let prepared = cache.brotliCompression[quality] { return prepared }
-            let prepared = try PreparedBrotliDictionary(dictionary: self, quality: quality)
-            cache.brotliCompression[quality] = prepared
-            return prepared
+        let slot = cache.withLock { cache in
+            if let slot = cache.brotliCompression[quality] { return slot }
+            let slot = PreparedSlot<PreparedBrotliDictionary>()
+            cache.brotliCompression[quality] = slot
+            return slot
         }
+        return try slot.get { try PreparedBrotliDictionary(dictionary: self, quality: quality) }
     }
 
     /// Builds the prepared forms for `coding` at `level` now (e.g. when a dictionary is loaded), so the
@@ -121,4 +121,19 @@ public final class CompressionDictionary: Sendable, Hashable, CustomStringConver
     public func hash(into hasher: inout Hasher) { hasher.combine(hash) }
 
     public var description: String { "CompressionDictionary(\(hash.hex), \(count) bytes)" }
+}
+
+/// One lazily built prepared form: built once under its own lock, then returned to every caller.
+/// A failed build is not cached (the next caller tries again).
+final class PreparedSlot<Prepared: Sendable>: Sendable {
+    private let value = Mutex<Prepared?>(nil)
+
+    func get(_ build: () throws -> Prepared) throws -> Prepared {
+        try value.withLock { value in
+            if let value { return value }
+            let built = try build()
+            value = built
+            return built
+        }
+    }
 }

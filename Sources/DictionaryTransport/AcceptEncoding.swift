@@ -26,7 +26,7 @@ public struct AcceptEncoding: Hashable, Sendable {
     /// True when the request had at least one `Accept-Encoding` field line.
     public let isPresent: Bool
 
-    /// Longest merged field value considered; the rest is ignored (bounded work on hostile input).
+    /// Bytes of field value considered; members beyond are ignored whole (bounded work on hostile input).
     public static let maximumFieldLength = 4096
 
     /// Parses every `Accept-Encoding` line in `fields`.
@@ -44,10 +44,10 @@ public struct AcceptEncoding: Hashable, Sendable {
         wildcardWeight = nil
         var budget = Self.maximumFieldLength
         for line in fieldValues {
-            guard budget > 0 else { break }
-            let text = line.utf8.count > budget ? String(decoding: line.utf8.prefix(budget), as: UTF8.self) : line
-            budget -= text.utf8.count
-            for member in text.split(separator: ",") {
+            for member in line.split(separator: ",") {
+                // Members past the length budget are ignored whole (never truncated into another meaning).
+                budget -= member.utf8.count + 1
+                guard budget >= 0 else { return }
                 let pieces = member.split(separator: ";", omittingEmptySubsequences: false)
                 let token = pieces[0].trimmingWhitespace().lowercased()
                 guard !token.isEmpty, token.utf8.allSatisfy(Self.isTokenByte) else { continue }

@@ -1,18 +1,17 @@
 import Dispatch
-import Synchronization
 
 /// A small work queue for best-level re-encodes that must not delay responses.
 ///
 /// Jobs are closures keyed by `Key` (e.g. a ``VariantKey``): a job whose key is already queued or
 /// running is dropped (de-duplication), and at most `maxPending` jobs wait (more are dropped and
 /// counted). At most `maxConcurrent` jobs run at once (default 1) on Dispatch's global utility queue.
-/// Knows nothing about codecs. Thread-safe (`Mutex`-guarded state).
+/// Knows nothing about codecs. Thread-safe (state behind one `LockedState` lock).
 public final class BackgroundEncoder<Key: Hashable & Sendable>: Sendable {
     public typealias Job = @Sendable () -> Void
 
     public let maxConcurrent: Int
     public let maxPending: Int
-    private let state: Mutex<State>
+    private let state: LockedState<State>
 
     private struct State {
         var queue: [(Key, Job)] = []
@@ -29,7 +28,7 @@ public final class BackgroundEncoder<Key: Hashable & Sendable>: Sendable {
         precondition(maxConcurrent >= 1 && maxPending >= 1)
         self.maxConcurrent = maxConcurrent
         self.maxPending = maxPending
-        state = Mutex(State())
+        state = LockedState(State())
     }
 
     /// Queues `job` under `key`. Returns false when a job with that key is already queued or running,

@@ -25,10 +25,17 @@ public enum CodingChoice {
     /// Server preference when weights tie and sizes do not decide, best first.
     public static let preferenceOrder: [ContentCoding] = [.dcz, .dcb, .zstd, .br, .gzip, .identity]
 
-    static func rank(_ c: ContentCoding) -> Int { preferenceOrder.firstIndex(of: c) ?? preferenceOrder.count }
+    /// Position of `c` in `preference`; codings not listed rank after every listed one, identity last.
+    static func rank(_ c: ContentCoding, in preference: [ContentCoding]) -> Int {
+        if let i = preference.firstIndex(of: c) { return i }
+        return c == .identity ? preference.count + 1 : preference.count
+    }
 
-    /// Chooses among `candidates` for a request whose `Accept-Encoding` is `accept`.
-    public static func choose(_ candidates: [Candidate], accept: AcceptEncoding) -> Outcome {
+    /// Chooses among `candidates` for a request whose `Accept-Encoding` is `accept`; `preference`
+    /// (best first) breaks ties in weight when sizes do not.
+    public static func choose(_ candidates: [Candidate], accept: AcceptEncoding,
+                              preference: [ContentCoding] = preferenceOrder) -> Outcome {
+        func rank(_ c: ContentCoding) -> Int { Self.rank(c, in: preference) }
         let weighted = candidates.map { ($0, accept.weight(of: $0.coding)) }.filter { $0.1 > 0 }
         guard let best = weighted.map(\.1).max() else { return .notAcceptable }
         let tied = weighted.filter { $0.1 == best }.map(\.0)

@@ -1,13 +1,8 @@
 import HTTPTypes
 
-/// Field names used by RFC 9842 and the §9.3.3 gate that swift-http-types does not predefine.
+/// Field names used by the §9.3.3 gate that swift-http-types does not predefine (it already has
+/// `useAsDictionary`, `availableDictionary` and `dictionaryID`).
 extension HTTPField.Name {
-    /// `Use-As-Dictionary` (response, RFC 9842 §2.1).
-    public static let useAsDictionary = HTTPField.Name("Use-As-Dictionary")!
-    /// `Available-Dictionary` (request, RFC 9842 §2.2).
-    public static let availableDictionary = HTTPField.Name("Available-Dictionary")!
-    /// `Dictionary-ID` (request, RFC 9842 §2.3).
-    public static let dictionaryID = HTTPField.Name("Dictionary-ID")!
     /// `Sec-Fetch-Site` (Fetch Metadata).
     public static let secFetchSite = HTTPField.Name("Sec-Fetch-Site")!
     /// `Sec-Fetch-Mode` (Fetch Metadata).

@@ -32,6 +32,15 @@ public protocol DictionaryStore: Sendable {
     var hashes: [DictionaryHash] { get }
 }
 
+extension DictionaryStore {
+    /// What ``Negotiation/decide(request:path:response:bodySize:policy:knownSizes:lookup:)`` needs about
+    /// `hash` (its pattern and `match-dest`), without loading the bytes; nil when unknown. Pass
+    /// `store.candidate(for:)` as the `lookup`.
+    public func candidate(for hash: DictionaryHash) -> DictionaryCandidate? {
+        metadata(hash)?.candidate(hash: hash)
+    }
+}
+
 /// One dictionary removed by retention, and why.
 public struct DictionaryRemoval: Hashable, Sendable {
     public enum Reason: String, Hashable, Sendable {
@@ -40,6 +49,11 @@ public struct DictionaryRemoval: Hashable, Sendable {
 
     public let hash: DictionaryHash
     public let reason: Reason
+
+    public init(hash: DictionaryHash, reason: Reason) {
+        self.hash = hash
+        self.reason = reason
+    }
 }
 
 /// Retention limits for a dictionary store. nil disables a limit.

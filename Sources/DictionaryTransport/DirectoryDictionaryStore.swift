@@ -1,7 +1,7 @@
 import DictionaryCodec
 import Foundation
 import Logging
-import Synchronization
+
 
 /// A ``DictionaryStore`` in one local directory.
 ///
@@ -11,7 +11,9 @@ import Synchronization
 /// written before the bytes, so a crash leaves at worst a record without bytes, removed at the next
 /// start.
 ///
-/// At `init` the directory is scanned: stray temporary files and orphan records are removed, every
+/// Several processes may share the directory (one volume, several instances): a `get` for a hash
+/// missing from the index looks for it on disk and adopts it when its record and verified bytes are
+/// there. At `init` the directory is scanned: stray temporary files and orphan records are removed, every
 /// dictionary is hashed and quarantined if its name does not match, and the in-memory index is built.
 ///
 /// Every `get` that reads the disk re-verifies SHA-256; on mismatch both files go to `quarantine/`,
@@ -21,7 +23,7 @@ import Synchronization
 /// `recordServed` only updates memory; ``flush()`` writes the changed records (call it periodically
 /// and at shutdown). ``prune(now:)`` applies ``DictionaryRetention``.
 ///
-/// Thread-safety: all mutable state (index, cache, dirty set) lives in one `Mutex`; file I/O and
+/// Thread-safety: all mutable state (index, cache, dirty set) lives behind one lock (`LockedState`); file I/O and
 /// hashing run outside it, so concurrent requests only contend for short index updates. Safe to
 /// share across tasks and threads (`Sendable`, Swift 6 strict concurrency).
 public final class DirectoryDictionaryStore: DictionaryStore {
@@ -29,7 +31,7 @@ public final class DirectoryDictionaryStore: DictionaryStore {
     public let retention: DictionaryRetention
     public let cacheBudget: Int
     private let logger: Logger
-    private let state: Mutex<State>
+    private let state: LockedState<State>
 
     private struct CachedBytes {
         var bytes: [UInt8]
@@ -58,7 +60,7 @@ public final class DirectoryDictionaryStore: DictionaryStore {
         } catch {
             throw DictionaryStoreError("cannot create dictionary store directory \(directory): \(error.localizedDescription)")
         }
-        state = Mutex(State())
+        state = LockedState(State())
         let index = try scan()
         state.withLock { $0.index = index }
     }
@@ -116,7 +118,7 @@ public final class DirectoryDictionaryStore: DictionaryStore {
             }
             return (record, nil)
         }
-        guard let (record, cachedBytes) = lookup else { return nil }
+        guard let (record, cachedBytes) = lookup else { return adoptFromDisk(hash) }
         if let cachedBytes { return StoredDictionary(hash: hash, bytes: cachedBytes, metadata: record) }
 
         guard let bytes = AtomicFile.read(dataPath(hash)) else {
@@ -160,6 +162,8 @@ public final class DirectoryDictionaryStore: DictionaryStore {
         for (hash, record) in pending {
             do {
                 try AtomicFile.writeAtomically(try Self.encode(record), to: metadataPath(hash))
+                // Removed by `prune` or quarantined meanwhile: do not leave an orphan record behind.
+                if state.withLock({ $0.index[hash] == nil }) { unlink(metadataPath(hash)) }
             } catch {
                 firstError = firstError ?? error
                 _ = state.withLock { $0.dirty.insert(hash) }
@@ -283,6 +287,30 @@ public final class DirectoryDictionaryStore: DictionaryStore {
     }
 
     /// Rebuilds the index from the directory (see the type's documentation).
+    /// A dictionary another process sharing this directory stored after our scan: read, verify and
+    /// index it. Costs one failed `stat` for hashes nobody stored.
+    private func adoptFromDisk(_ hash: DictionaryHash) -> StoredDictionary? {
+        var st = stat()
+        guard stat(dataPath(hash), &st) == 0 else { return nil }
+        guard let bytes = AtomicFile.read(dataPath(hash)),
+              let recordBytes = AtomicFile.read(metadataPath(hash)), var record = Self.decode(recordBytes),
+              record.formatVersion <= DictionaryMetadata.currentFormatVersion, record.hash == hash.hex else {
+            return nil  // being written by the other process, or removed meanwhile: not usable now
+        }
+        let actual = SHA256.hash(bytes)
+        guard actual == hash else {
+            quarantine(hash, reason: "SHA-256 of the file is \(actual.hex)")
+            return nil
+        }
+        record.byteSize = bytes.count
+        state.withLock { state in
+            if state.index[hash] == nil { state.index[hash] = record }
+            Self.cache(bytes, for: hash, in: &state, budget: cacheBudget)
+        }
+        logger.info("adopted dictionary stored by another process", metadata: ["hash": "\(hash.hex)"])
+        return StoredDictionary(hash: hash, bytes: bytes, metadata: record)
+    }
+
     private func scan() throws -> [DictionaryHash: DictionaryMetadata] {
         let names: [String]
         do { names = try FileManager.default.contentsOfDirectory(atPath: directory) } catch {

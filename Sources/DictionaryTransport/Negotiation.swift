@@ -46,7 +46,7 @@ public enum Negotiation {
         }
 
         func plain(_ reason: EncodingDecision.PlainReason, codings: [ContentCoding]) -> EncodingDecision {
-            switch CodingChoice.choose(codings.map(candidate), accept: accept) {
+            switch CodingChoice.choose(codings.map(candidate), accept: accept, preference: policy.preference) {
             case .coding(let c): return .plain(c, reason: reason)
             case .notAcceptable: return .notAcceptable
             }
@@ -90,7 +90,7 @@ public enum Negotiation {
         let destinations = UseAsDictionary(match: stored.pattern.source, matchDestinations: stored.matchDestinations)
         guard destinations.allows(destination: destination) else { return plain(.destinationMismatch, codings: plainCodings) }
 
-        switch CodingChoice.choose((dictionaryCodings + plainCodings).map(candidate), accept: accept) {
+        switch CodingChoice.choose((dictionaryCodings + plainCodings).map(candidate), accept: accept, preference: policy.preference) {
         case .coding(let c) where c.usesDictionary: return .dictionary(c, hash)
         case .coding(let c): return .plain(c, reason: .dictionaryCodingNotPreferred)
         case .notAcceptable: return .notAcceptable

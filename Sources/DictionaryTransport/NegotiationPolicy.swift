@@ -9,6 +9,8 @@ public struct NegotiationPolicy: Hashable, Sendable {
     /// Lets a rule explicitly allow dictionary compression of responses with cookies, private
     /// caching or credentialed requests. Off by default (RFC 9842 §9.2).
     public var allowsPrivateResponses: Bool
+    /// Server preference among codings of equal client weight, best first (``CodingChoice/preferenceOrder`` by default).
+    public var preference: [ContentCoding] = CodingChoice.preferenceOrder
 
     public init(codings: Set<ContentCoding> = Set(ContentCoding.allCases), minimumBodySize: Int = 128, allowsPrivateResponses: Bool = false) {
         self.codings = codings

@@ -1,5 +1,4 @@
 import DictionaryCodec
-import Synchronization
 
 /// Identifies one encoded variant of a resource: (resource bytes hash, dictionary hash or none,
 /// coding). The level is a property of the cached entry: one entry per key holds the best level
@@ -47,15 +46,15 @@ public struct VariantCacheStats: Sendable, Equatable {
 ///
 /// A miss can be filled with a fast-level encode now and upgraded later: ``insert(_:for:)`` keeps an
 /// entry only if no entry of the same or a better level exists. Bodies larger than the whole budget
-/// are not cached. Thread-safe: one `Mutex` around an O(1) LRU (hash map + index-linked list); the
+/// are not cached. Thread-safe: one lock (`LockedState`) around an O(1) LRU (hash map + index-linked list); the
 /// bytes are shared copy-on-write, never copied on lookup.
 public final class VariantCache: Sendable {
     public let budget: Int
-    private let state: Mutex<LRU>
+    private let state: LockedState<LRU>
 
     public init(budget: Int) {
         self.budget = budget
-        state = Mutex(LRU())
+        state = LockedState(LRU())
     }
 
     /// The cached variant for `key` (the best level present), counting a hit or a miss.

@@ -11,6 +11,7 @@ struct DCServeCommand: AsyncParsableCommand {
         version: versionText,
         subcommands: [
             HashCommand.self,
+            ServeCommand.self,
             CompressCommand.self,
             DecompressCommand.self,
             InspectCommand.self,

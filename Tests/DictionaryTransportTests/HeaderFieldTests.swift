@@ -14,6 +14,10 @@ import Testing
         #expect(AvailableDictionary.parse(fields(("accept-encoding", "gzip"))) == .absent)
     }
 
+    @Test func surroundingSpacesAreAllowed() {
+        #expect(AvailableDictionary.parse(fieldValue: "  " + referenceAvailableDictionary + " ").value?.hash == referenceHash)
+    }
+
     @Test func parametersOnTheItemAreIgnored() {
         #expect(AvailableDictionary.parse(fieldValue: referenceAvailableDictionary + ";x=1").value?.hash == referenceHash)
     }

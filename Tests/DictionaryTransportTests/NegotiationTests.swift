@@ -57,6 +57,14 @@ import Testing
         #expect(accept.weight(of: .br) == 200)
     }
 
+    @Test func oversizedFieldsAreReadOnlyUpToTheBudgetAndNeverTruncatedIntoAnotherMeaning() {
+        let padding = String(repeating: "x-pad, ", count: AcceptEncoding.maximumFieldLength / 7 - 1)
+        let accept = AcceptEncoding(fieldValue: "gzip, " + padding + "br;q=0, zstd")  // a cut at 4096 bytes would leave `br`
+        #expect(accept.accepts(.gzip))
+        #expect(!accept.accepts(.br))
+        #expect(!accept.accepts(.zstd))
+    }
+
     @Test func unknownCodingsAndGarbageAreIgnored() {
         let accept = AcceptEncoding(fieldValue: " , x-custom, de flate, \"br\", gzip;foo=bar ,,")
         #expect(accept.accepts(.gzip))
@@ -310,5 +318,22 @@ final class Counter: Sendable {
         var f = fields(("vary", "Origin"), ("Vary", "Accept-Encoding"))
         VaryField.addDictionaryNames(to: &f)
         #expect(f[values: .vary] == ["Origin, Accept-Encoding, Available-Dictionary, Dictionary-ID"])
+    }
+}
+
+@Suite struct DictionaryFreshnessTests {
+    @Test(arguments: [
+        ("max-age=86400", 86_400 as Int?), ("public, max-age=60", 60), ("MAX-AGE=\"30\"", 30), ("max-age=0", nil),
+        ("no-store, max-age=60", nil), ("max-age=60, no-cache", nil), ("private", nil), ("max-age=abc", nil),
+        ("max-age=-1", nil), ("max-age=", nil),
+    ] as [(String, Int?)])
+    func lifetime(cacheControl: String, expected: Int?) {
+        #expect(DictionaryFreshness.lifetime(fields(("cache-control", cacheControl))) == expected)
+    }
+
+    @Test func missingOrConflictingCacheControl() {
+        #expect(DictionaryFreshness.lifetime(HTTPFields()) == nil)
+        #expect(DictionaryFreshness.lifetime(fields(("cache-control", "max-age=10"), ("cache-control", "max-age=20"))) == nil)
+        #expect(DictionaryFreshness.lifetime(fields(("cache-control", "max-age=10"), ("cache-control", "public"))) == 10)
     }
 }

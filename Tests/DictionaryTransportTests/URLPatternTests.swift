@@ -155,3 +155,24 @@ private func pattern(_ match: String) throws -> URLPattern { try URLPattern(matc
         }
     }
 }
+
+@Suite struct URLPatternBaseTests {
+    @Test func parsesOrigins() throws {
+        let local = try #require(URLPatternBase(url: "http://localhost:8080/static/app.js?v=1"))
+        #expect(local.scheme == "http" && local.host == "localhost" && local.port == 8080 && local.path == "/static/app.js")
+        let defaultPort = try #require(URLPatternBase(url: "HTTP://127.0.0.1:80"))
+        #expect(defaultPort.port == nil && defaultPort.path == "/")
+        let v6 = try #require(URLPatternBase(url: "https://[::1]:8443/d"))
+        #expect(v6.host == "[::1]" && v6.port == 8443)
+        #expect(URLPatternBase(url: "/relative") == nil)
+        #expect(URLPatternBase(url: "https://user@host/") == nil)
+        #expect(URLPatternBase(url: "https://host:99999/") == nil)
+    }
+
+    @Test func sameOriginAbsolutePatternsOnLocalhost() throws {
+        let local = URLPatternBase(url: "http://localhost:8080/v1/app.js")!
+        #expect(try URLPattern("http://localhost:8080/v*/app.js", base: local).matches(path: "/v2/app.js"))
+        #expect { try URLPattern("http://localhost:8081/v*/app.js", base: local) } throws: { ($0 as? URLPatternError)?.kind == .crossOrigin }
+        #expect { try URLPattern("http://127.0.0.1:8080/v*/app.js", base: local) } throws: { ($0 as? URLPatternError)?.kind == .crossOrigin }
+    }
+}

@@ -1,0 +1,99 @@
+import CoreMetrics
+import DictionaryCodec
+import DictionaryTransport
+import Synchronization
+
+/// dcserve's metrics through swift-metrics (exported in Prometheus text format by the admin
+/// listener when the process bootstraps `PrometheusMetricsFactory`).
+///
+/// | metric | labels | meaning |
+/// |---|---|---|
+/// | `dcserve_http_requests_total` | status, coding | responses by status and `Content-Encoding` |
+/// | `dcserve_http_response_body_bytes_total` | coding | body bytes sent |
+/// | `dcserve_compressible_identity_bytes_total` | | identity size of compressible responses |
+/// | `dcserve_compressible_best_plain_bytes_total` | | what the best non-dictionary coding would have sent for them |
+/// | `dcserve_compressible_sent_bytes_total` | | what was sent for them (saved by dictionaries = best_plain − sent) |
+/// | `dcserve_dictionary_negotiations_total` | outcome | `dcz`/`dcb` (dictionary hits) or the plain reason (`unknownHash`, `gateRefused`, …) |
+/// | `dcserve_variant_cache_lookups_total` | result | `hit` / `miss` |
+/// | `dcserve_compression_duration_seconds` | coding, level | histogram of encode times (request path and background) |
+/// | `dcserve_dictionaries_stored_total` | | dictionaries stored for the first time by this process |
+/// | `dcserve_open_connections`, `dcserve_stored_dictionaries` | | gauges, refreshed at every scrape |
+///
+/// Thread-safe: metric handles are created once per label set and cached under a `Mutex`.
+public final class DCServeMetrics: CompressionObserver {
+    private let requests = LabelledCache<String, Counter>()
+    private let bodyBytes = LabelledCache<String, Counter>()
+    private let outcomes = LabelledCache<String, Counter>()
+    private let timers = LabelledCache<String, Timer>()
+    private let cacheHits = Counter(label: "dcserve_variant_cache_lookups_total", dimensions: [("result", "hit")])
+    private let cacheMisses = Counter(label: "dcserve_variant_cache_lookups_total", dimensions: [("result", "miss")])
+    private let identityBytes = Counter(label: "dcserve_compressible_identity_bytes_total")
+    private let bestPlainBytes = Counter(label: "dcserve_compressible_best_plain_bytes_total")
+    private let sentBytes = Counter(label: "dcserve_compressible_sent_bytes_total")
+    private let storedTotal = Counter(label: "dcserve_dictionaries_stored_total")
+    public let openConnections = Gauge(label: "dcserve_open_connections")
+    public let storedDictionaries = Gauge(label: "dcserve_stored_dictionaries")
+
+    public init() {}
+
+    /// One response written (called by `MetricsMiddleware`).
+    public func response(status: Int, coding: String, bodyBytes count: Int64) {
+        requests.get("\(status) \(coding)") {
+            Counter(label: "dcserve_http_requests_total", dimensions: [("status", "\(status)"), ("coding", coding)])
+        }.increment()
+        bodyBytes.get(coding) {
+            Counter(label: "dcserve_http_response_body_bytes_total", dimensions: [("coding", coding)])
+        }.increment(by: count)
+    }
+
+    // MARK: CompressionObserver
+
+    public func decided(_ decision: EncodingDecision, path: Substring) {
+        let outcome: String = switch decision {
+        case .dictionary(let coding, _): coding.rawValue
+        case .plain(_, let reason): reason.rawValue
+        case .notAcceptable: "notAcceptable"
+        }
+        outcomes.get(outcome) {
+            Counter(label: "dcserve_dictionary_negotiations_total", dimensions: [("outcome", outcome)])
+        }.increment()
+    }
+
+    public func variantCache(hit: Bool) { (hit ? cacheHits : cacheMisses).increment() }
+
+    public func encoded(coding: ContentCoding, level: Int, duration: Duration) {
+        timers.get("\(coding) \(level)") {
+            Timer(label: "dcserve_compression_duration_seconds", dimensions: [("coding", coding.rawValue), ("level", "\(level)")])
+        }.recordNanoseconds(duration.nanoseconds)
+    }
+
+    public func storedDictionary(_ hash: DictionaryHash, bytes: Int) { storedTotal.increment() }
+
+    public func sizes(identity: Int, bestPlain: Int, sent: Int) {
+        identityBytes.increment(by: identity)
+        bestPlainBytes.increment(by: bestPlain)
+        sentBytes.increment(by: sent)
+    }
+}
+
+/// Metric handles by label key, created on first use. Thread-safe.
+final class LabelledCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    private let values = Mutex<[Key: Value]>([:])
+
+    func get(_ key: Key, make: () -> Value) -> Value {
+        values.withLock { v in
+            if let found = v[key] { return found }
+            let made = make()
+            v[key] = made
+            return made
+        }
+    }
+}
+
+extension Duration {
+    /// Whole nanoseconds (saturating).
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue &+ attoseconds / 1_000_000_000
+    }
+}

@@ -1,0 +1,21 @@
+import HTTPServer
+import HTTPTypes
+
+/// Outermost middleware: counts every response by status and content coding, and its body bytes.
+/// Stateless apart from the thread-safe `DCServeMetrics`.
+public struct MetricsMiddleware: HTTPMiddleware {
+    let metrics: DCServeMetrics
+
+    public init(metrics: DCServeMetrics) { self.metrics = metrics }
+
+    public func handle(_ request: HTTPServerRequest, next: any HTTPHandler,
+                       respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+        let isHead = request.head.method == .head
+        next.handle(request) { response in
+            let coding = response.head.headerFields[.contentEncoding] ?? "identity"
+            let bytes = isHead ? 0 : response.body.knownLength ?? 0
+            metrics.response(status: response.head.status.code, coding: coding, bodyBytes: bytes)
+            respond(response)
+        }
+    }
+}

@@ -1,0 +1,84 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Outcome of a non-blocking transport operation.
+enum TransportResult: Equatable {
+    /// This many bytes were transferred (> 0).
+    case bytes(Int)
+    /// Nothing can be done now; wait for the descriptor to become readable/writable.
+    case wouldBlock
+    /// The peer closed its side (reads only).
+    case endOfStream
+    /// The connection failed (reset, broken pipe, ...): close it.
+    case failed(Int32)
+}
+
+/// The byte stream under one HTTP connection: plain TCP now; a TLS transport (OpenSSL over the same
+/// non-blocking descriptor) can be added later by implementing this protocol.
+///
+/// Contract: all calls are made from the owning connection's serial queue only, so implementations
+/// need no locking. A TLS implementation may need to read when asked to write and vice versa; it
+/// reports `.wouldBlock` and the connection waits on both directions' readiness as it already does.
+protocol ByteTransport: AnyObject {
+    var descriptor: Int32 { get }
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportResult
+    func write(_ bytes: UnsafeRawBufferPointer) -> TransportResult
+    /// Sends `count` bytes of `file` starting at `offset` without copying them through user space,
+    /// when the transport can (plain TCP: sendfile). Returns nil when it cannot (TLS): the caller then
+    /// reads and writes.
+    func sendFile(_ file: Int32, offset: Int64, count: Int) -> TransportResult?
+    /// Closes the descriptor. Called once, after every dispatch source on it is cancelled.
+    func close()
+}
+
+/// Plain TCP over a non-blocking socket descriptor.
+final class PlainTCPTransport: ByteTransport {
+    let descriptor: Int32
+
+    init(descriptor: Int32) { self.descriptor = descriptor }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportResult {
+        while true {
+            let n = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
+            if n > 0 { return .bytes(n) }
+            if n == 0 { return .endOfStream }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: return .wouldBlock
+            default: return .failed(errno)
+            }
+        }
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) -> TransportResult {
+        while true {
+            let n = send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+            if n >= 0 { return n == 0 ? .wouldBlock : .bytes(n) }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: return .wouldBlock
+            default: return .failed(errno)
+            }
+        }
+    }
+
+    func sendFile(_ file: Int32, offset: Int64, count: Int) -> TransportResult? {
+        var off = off_t(offset)
+        while true {
+            let n = sendfile(descriptor, file, &off, count)
+            if n > 0 { return .bytes(n) }
+            if n == 0 { return .failed(EIO) }  // file shorter than announced
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: return .wouldBlock
+            case EINVAL, ENOSYS: return nil
+            default: return .failed(errno)
+            }
+        }
+    }
+
+    func close() { _ = Glibc.close(descriptor) }
+}

@@ -1,0 +1,574 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Dispatch
+import HTTPTypes
+import Synchronization
+
+/// One client connection: reads and parses requests, calls the handler, writes responses in request
+/// order, enforces timeouts and limits.
+///
+/// Thread-safety (why `@unchecked Sendable` is sound): every mutable property is read and written only
+/// on `queue`, a serial queue owned by this connection. Dispatch source handlers (read, write, timer,
+/// cancel) are installed with `queue` as their target; the handler's `respond` callback either runs
+/// synchronously on `queue` (detected through `handlerThread`, an atomic) or hops onto `queue` with
+/// `queue.async`; stream writers hop onto `queue` the same way. Immutable properties (`id`, `queue`,
+/// `context`, `remoteAddress`, `transport` reference) are set in `init`. The only cross-thread state
+/// is `handlerThread` and `StreamWriter.cancelled`, both atomics.
+final class Connection: @unchecked Sendable {
+    let id: UInt64
+    let remoteAddress: String
+    let queue: DispatchQueue
+    private let context: ServerContext
+    private let transport: ByteTransport
+    private var parser: RequestParser
+
+    private enum State { case reading, handling, sendingBody, closing, closed }
+    private var state = State.reading
+
+    // Input buffer: valid bytes are inBuffer[inStart..<inEnd].
+    private var inBuffer: [UInt8]
+    private var inStart = 0
+    private var inEnd = 0
+    private var peerClosedInput = false
+
+    // Output: bytes not yet written are out[outSent...]; then an optional file region.
+    private var out: [UInt8] = []
+    private var outSent = 0
+    private var pendingFile: (file: OpenFile, offset: Int64, remaining: Int64)?
+    private var stream: StreamWriter?
+    private var streamAcknowledgement: (@Sendable () -> Void)?
+
+    // Dispatch sources. Sources are created suspended; `*Resumed` track their state because a source
+    // must be resumed before it can be cancelled and suspend/resume calls must balance.
+    private var readSource: DispatchSourceRead?
+    private var readResumed = false
+    private var writeSource: DispatchSourceWrite?
+    private var writeResumed = false
+    private var timer: DispatchSourceTimer?
+    private var openSources = 0
+
+    // Deadlines: one timer, re-armed only when a deadline earlier than the armed one is set.
+    private enum DeadlineKind { case none, idle, header, body, write }
+    private var deadlineKind = DeadlineKind.none
+    private var deadline = DispatchTime.distantFuture
+    private var armedFor = DispatchTime.distantFuture
+
+    // Current request.
+    private var requestsServed = 0
+    private var currentKeepAlive = true
+    private var currentIsHead = false
+    private var currentVersion = HTTPVersion.http1_1
+    private var currentMethod = ""
+    private var currentTarget = ""
+    private var currentStatus = 0
+    private var currentBytes: Int64 = 0
+    private var currentStart: UInt64 = 0
+    private var continueSent = false
+    private var inProcessInput = false
+    private var inFlush = false
+    private var shuttingDown = false
+    /// pthread id of the thread running the handler synchronously on `queue`, else 0.
+    private let handlerThread = Atomic<UInt>(0)
+
+    init(id: UInt64, descriptor: Int32, remoteAddress: String, context: ServerContext) {
+        self.id = id
+        self.remoteAddress = remoteAddress
+        self.context = context
+        self.transport = PlainTCPTransport(descriptor: descriptor)
+        self.parser = RequestParser(limits: context.configuration.limits)
+        self.queue = DispatchQueue(label: "dcserve.connection", target: context.connectionTargetQueue)
+        self.inBuffer = []
+    }
+
+    /// Installs the dispatch sources and starts reading. Call once, from any thread.
+    func start() {
+        queue.async { self.setUp() }
+    }
+
+    private func setUp() {
+        let fd = transport.descriptor
+        let read = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+        read.setEventHandler { [unowned self] in self.onReadable() }
+        read.setCancelHandler { [self] in self.sourceCancelled() }
+        readSource = read
+        let t = DispatchSource.makeTimerSource(queue: queue)
+        t.setEventHandler { [unowned self] in self.onTimer() }
+        t.setCancelHandler { [self] in self.sourceCancelled() }
+        timer = t
+        openSources = 2
+        t.resume()
+        setDeadline(.idle, after: context.configuration.idleTimeout)
+        readResumed = true
+        read.resume()
+        if shuttingDown { close() }
+    }
+
+    // MARK: Reading
+
+    private func onReadable() {
+        guard state != .closed else { return }
+        let chunk = context.configuration.readChunkSize
+        if inStart == inEnd { inStart = 0; inEnd = 0 }
+        if inBuffer.isEmpty {
+            // Allocated per burst of input and released once it is consumed (see processInput), so an
+            // idle keep-alive connection holds no input buffer.
+            inBuffer = [UInt8](unsafeUninitializedCapacity: chunk) { _, n in n = chunk }
+        } else if inBuffer.count - inEnd < chunk {
+            if inStart > 0 {
+                inBuffer.withUnsafeMutableBytes { b in
+                    _ = memmove(b.baseAddress!, b.baseAddress! + inStart, inEnd - inStart)
+                }
+                inEnd -= inStart
+                inStart = 0
+            }
+            if inBuffer.count - inEnd < chunk {
+                inBuffer.append(contentsOf: repeatElement(0, count: chunk - (inBuffer.count - inEnd)))
+            }
+        }
+        let end = inEnd
+        let result = inBuffer.withUnsafeMutableBytes { b in
+            transport.read(into: UnsafeMutableRawBufferPointer(rebasing: b[end..<b.count]))
+        }
+        switch result {
+        case .bytes(let n):
+            inEnd += n
+            processInput()
+        case .wouldBlock:
+            return
+        case .endOfStream:
+            peerClosedInput = true
+            suspendReading()
+            if state == .reading { processInput() }
+        case .failed:
+            close()
+        }
+    }
+
+    private func suspendReading() {
+        guard state != .closed else { return }  // a cancelled source must stay resumed
+        if readResumed, let readSource { readSource.suspend(); readResumed = false }
+    }
+
+    private func resumeReading() {
+        guard state != .closed else { return }
+        if !readResumed && !peerClosedInput, let readSource { readResumed = true; readSource.resume() }
+    }
+
+    /// Parses buffered input and dispatches complete requests while the connection is free to.
+    private func processInput() {
+        inProcessInput = true
+        while state == .reading && inStart < inEnd {
+            let start = inStart, end = inEnd
+            let parsed: (consumed: Int, output: RequestParser.Output)
+            do {
+                parsed = try inBuffer.withUnsafeBytes { (b: UnsafeRawBufferPointer) throws -> (consumed: Int, output: RequestParser.Output) in
+                    let r = try parser.parse(UnsafeRawBufferPointer(rebasing: b[start..<end]))
+                    return (consumed: r.consumed, output: r.output)
+                }
+            } catch {
+                respondWithParseError(error as? HTTPParseError ?? HTTPParseError(status: 400, reason: "bad request"))
+                break
+            }
+            inStart += parsed.consumed
+            switch parsed.output {
+            case .needMoreData:
+                if parser.awaitingContinue && !continueSent {
+                    continueSent = true
+                    out.append(contentsOf: ResponseWriter.continueResponse)
+                }
+            case .request(let request):
+                continueSent = false
+                dispatch(request)
+            }
+            if parsed.output.isNeedMoreData { break }
+            if out.count - outSent >= context.configuration.writeHighWatermark { flush() }
+        }
+        if inStart == inEnd {
+            inStart = 0
+            inEnd = 0
+            inBuffer = []
+        }
+        if state == .reading {
+            if peerClosedInput {
+                // The client sent all it will: serve what is complete, then close.
+                state = .closing
+            } else {
+                updateReadDeadline()
+            }
+        }
+        if state != .reading { suspendReading() } else { resumeReading() }
+        inProcessInput = false
+        flush()
+    }
+
+    private func updateReadDeadline() {
+        if inStart == inEnd && parser.isBetweenRequests {
+            setDeadline(.idle, after: context.configuration.idleTimeout)
+        } else if parser.isReadingBody {
+            if deadlineKind != .body { setDeadline(.body, after: context.configuration.bodyReadTimeout) }
+        } else if deadlineKind != .header {
+            setDeadline(.header, after: context.configuration.headerReadTimeout)
+        }
+    }
+
+    // MARK: Handling
+
+    private func dispatch(_ parsed: ParsedRequest) {
+        requestsServed += 1
+        state = .handling
+        setDeadline(.none, after: .zero)
+        currentStart = MonotonicClock.nanoseconds()
+        currentKeepAlive = parsed.keepAlive && requestsServed < context.configuration.maxRequestsPerConnection
+        currentVersion = parsed.version
+        let head = parsed.makeHTTPRequest()
+        currentIsHead = head.method == .head
+        if context.accessLog.isEnabled {
+            currentMethod = parsed.method
+            currentTarget = parsed.target
+        }
+        let request = HTTPServerRequest(head: head, body: parsed.body, version: parsed.version,
+                                        remoteAddress: remoteAddress, connectionID: id, sequenceNumber: requestsServed)
+        let me = UInt(bitPattern: Int(bitPattern: pthread_self()))
+        handlerThread.store(me, ordering: .relaxed)
+        context.handler.handle(request) { [self] response in
+            if self.handlerThread.load(ordering: .relaxed) == UInt(bitPattern: Int(bitPattern: pthread_self())) {
+                self.deliver(response)
+            } else {
+                self.queue.async { self.deliver(response) }
+            }
+        }
+        handlerThread.store(0, ordering: .relaxed)
+    }
+
+    /// Takes the handler's response (on `queue`) and queues it for writing.
+    private func deliver(_ response: HTTPServerResponse) {
+        guard state == .handling else { return }  // closed meanwhile, or `respond` called twice
+        let code = response.head.status.code
+        let bodyForbidden = code == 204 || code == 304 || (code >= 100 && code < 200)
+        var keepAlive = currentKeepAlive && !shuttingDown
+        let framing: BodyFraming
+        if bodyForbidden {
+            framing = .none
+        } else if let length = response.body.knownLength {
+            framing = .contentLength(length)
+        } else if currentVersion == .http1_1 {
+            framing = .chunked
+        } else {
+            framing = .closeDelimited
+            keepAlive = false
+        }
+        currentKeepAlive = keepAlive
+        currentStatus = code
+        if out.capacity == 0 { out.reserveCapacity(1024 + Int(min(response.body.knownLength ?? 0, Int64(context.configuration.inlineFileBodyLimit)))) }
+        currentBytes = 0
+        ResponseWriter.appendHead(response.head, framing: framing, keepAlive: keepAlive, requestVersion: currentVersion,
+                                  serverLine: context.serverLine, into: &out)
+        if currentIsHead || bodyForbidden {
+            responseComplete()
+            return
+        }
+        switch response.body {
+        case .bytes(let bytes):
+            out.append(contentsOf: bytes)
+            currentBytes = Int64(bytes.count)
+            responseComplete()
+        case .file(let body):
+            currentBytes = Int64(body.range.count)
+            if Int64(body.range.count) <= Int64(context.configuration.inlineFileBodyLimit) {
+                if appendFileRange(body.file, body.range) {
+                    responseComplete()
+                } else {
+                    close()
+                }
+            } else {
+                pendingFile = (body.file, body.range.lowerBound, Int64(body.range.count))
+                state = .sendingBody
+            }
+        case .stream(let body):
+            state = .sendingBody
+            let writer = StreamWriter(connection: self, chunked: framing == .chunked)
+            stream = writer
+            DispatchQueue.global().async { body.produce(writer) }
+        }
+        if !inProcessInput { flush() }
+    }
+
+    /// Reads `range` of `file` onto the end of `out`. False when the file could not be read in full.
+    private func appendFileRange(_ file: OpenFile, _ range: Range<Int64>) -> Bool {
+        let count = Int(range.count)
+        let old = out.count
+        out.append(contentsOf: repeatElement(0, count: count))
+        var done = 0
+        while done < count {
+            let n = out.withUnsafeMutableBytes { b in
+                pread(file.descriptor, b.baseAddress! + old + done, count - done, off_t(range.lowerBound) + off_t(done))
+            }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return false }
+            done += n
+        }
+        return true
+    }
+
+    /// The current response's last byte is queued: log it and move on to the next request or close.
+    private func responseComplete() {
+        context.accessLog.record(method: currentMethod, target: currentTarget, status: currentStatus, bytes: currentBytes,
+                                 startNanos: currentStart, connectionID: id)
+        if currentKeepAlive {
+            state = .reading
+            if inFlush {
+                // Completed inside flush (file body sent): continue after flush returns, not recursively.
+                queue.async { if self.state == .reading { self.processInput() } }
+            } else if !inProcessInput {
+                processInput()
+            }
+        } else {
+            state = .closing
+            suspendReading()
+            if !inProcessInput && !inFlush { flush() }
+        }
+    }
+
+    private func respondWithParseError(_ error: HTTPParseError) {
+        currentMethod = "-"
+        currentTarget = "-"
+        currentStart = MonotonicClock.nanoseconds()
+        sendErrorAndClose(status: error.status, reason: error.reason)
+    }
+
+    private func sendErrorAndClose(status: Int, reason: String) {
+        let response = HTTPServerResponse.text(HTTPResponse.Status(code: status), reason)
+        ResponseWriter.appendHead(response.head, framing: .contentLength(response.body.knownLength ?? 0), keepAlive: false,
+                                  requestVersion: .http1_1, serverLine: context.serverLine, into: &out)
+        if case .bytes(let b) = response.body { out.append(contentsOf: b) }
+        context.accessLog.record(method: currentMethod, target: currentTarget, status: status,
+                                 bytes: response.body.knownLength ?? 0, startNanos: currentStart, connectionID: id)
+        state = .closing
+        suspendReading()
+        flush()
+    }
+
+    // MARK: Writing
+
+    /// Writes as much pending output as the socket takes; arms the write source when it is full.
+    private func flush() {
+        inFlush = true
+        defer { inFlush = false }
+        while state != .closed {
+            if outSent < out.count {
+                let sent = outSent
+                let result = out.withUnsafeBytes { b in transport.write(UnsafeRawBufferPointer(rebasing: b[sent...])) }
+                switch result {
+                case .bytes(let n):
+                    outSent += n
+                    if outSent == out.count { out = []; outSent = 0 }  // idle connections hold no output buffer
+                    if deadlineKind == .write { setDeadline(.write, after: context.configuration.writeTimeout, force: true) }
+                    continue
+                case .wouldBlock:
+                    waitForWritable()
+                    return
+                case .failed, .endOfStream:
+                    close()
+                    return
+                }
+            }
+            if let file = pendingFile {
+                let count = Int(min(file.remaining, 1 << 20))
+                if let result = transport.sendFile(file.file.descriptor, offset: file.offset, count: count) {
+                    switch result {
+                    case .bytes(let n):
+                        advanceFile(by: n)
+                        continue
+                    case .wouldBlock:
+                        waitForWritable()
+                        return
+                    case .failed, .endOfStream:
+                        close()
+                        return
+                    }
+                } else {
+                    // Transport cannot send files directly: stage up to 64 KiB through `out`.
+                    let n = Int(min(file.remaining, 64 * 1024))
+                    guard appendFileRange(file.file, file.offset..<file.offset + Int64(n)) else { close(); return }
+                    advanceFile(by: n)
+                    continue
+                }
+            }
+            // Everything queued is written.
+            if writeResumed, let writeSource { writeSource.suspend(); writeResumed = false }
+            if deadlineKind == .write { setDeadline(.none, after: .zero) }
+            if let ack = streamAcknowledgement { streamAcknowledgement = nil; ack() }
+            if state == .closing && pendingFile == nil { close() }
+            if state == .reading && deadlineKind == .none { updateReadDeadline() }
+            return
+        }
+    }
+
+    private func advanceFile(by n: Int) {
+        guard var file = pendingFile else { return }
+        file.offset += Int64(n)
+        file.remaining -= Int64(n)
+        if file.remaining <= 0 {
+            pendingFile = nil
+            responseComplete()
+        } else {
+            pendingFile = file
+        }
+    }
+
+    private func waitForWritable() {
+        if deadlineKind != .write { setDeadline(.write, after: context.configuration.writeTimeout) }
+        if writeSource == nil {
+            let w = DispatchSource.makeWriteSource(fileDescriptor: transport.descriptor, queue: queue)
+            w.setEventHandler { [unowned self] in self.flush() }
+            w.setCancelHandler { [self] in self.sourceCancelled() }
+            writeSource = w
+            openSources += 1
+        }
+        if !writeResumed, let writeSource { writeResumed = true; writeSource.resume() }
+    }
+
+    // MARK: Streams
+
+    /// Called on `queue` by a `StreamWriter`.
+    fileprivate func streamWrite(_ writer: StreamWriter, _ chunk: [UInt8], then: @escaping @Sendable () -> Void) {
+        guard state == .sendingBody, stream === writer else { then(); return }
+        if writer.chunked { ResponseWriter.appendChunk(chunk, into: &out) } else { out.append(contentsOf: chunk) }
+        currentBytes += Int64(chunk.count)
+        if let previous = streamAcknowledgement { streamAcknowledgement = nil; previous() }
+        streamAcknowledgement = then
+        flush()
+        // Below the watermark the producer may continue before the socket drained.
+        if out.count - outSent < context.configuration.writeHighWatermark, let ack = streamAcknowledgement {
+            streamAcknowledgement = nil
+            ack()
+        }
+    }
+
+    fileprivate func streamFinish(_ writer: StreamWriter) {
+        guard state == .sendingBody, stream === writer else { return }
+        if writer.chunked { out.append(contentsOf: ResponseWriter.lastChunk) }
+        stream = nil
+        responseComplete()
+        if state != .closed { flush() }
+    }
+
+    fileprivate func streamAbort(_ writer: StreamWriter) {
+        guard stream === writer else { return }
+        close()  // the body is cut short: closing without the last chunk tells the client it is incomplete
+    }
+
+    // MARK: Timeouts
+
+    private func setDeadline(_ kind: DeadlineKind, after duration: Duration, force: Bool = false) {
+        deadlineKind = kind
+        guard kind != .none else { deadline = .distantFuture; return }
+        deadline = DispatchTime.now() + .nanoseconds(Int(duration.nanoseconds))
+        if deadline < armedFor, let timer {
+            armedFor = deadline
+            timer.schedule(deadline: deadline, leeway: .milliseconds(50))
+        }
+        _ = force
+    }
+
+    private func onTimer() {
+        armedFor = .distantFuture
+        guard state != .closed, deadlineKind != .none else { return }
+        if DispatchTime.now() < deadline {
+            armedFor = deadline
+            timer?.schedule(deadline: deadline, leeway: .milliseconds(50))
+            return
+        }
+        switch deadlineKind {
+        case .idle, .write, .none:
+            close()
+        case .header, .body:
+            currentMethod = "-"
+            currentTarget = "-"
+            currentStart = MonotonicClock.nanoseconds()
+            sendErrorAndClose(status: 408, reason: deadlineKind == .header ? "request head not received in time"
+                                                                             : "request body not received in time")
+        }
+    }
+
+    // MARK: Shutdown and close
+
+    /// Graceful shutdown: idle connections close now; busy ones finish the current response with
+    /// `Connection: close`. Call from any thread.
+    func beginShutdown() {
+        queue.async {
+            self.shuttingDown = true
+            if self.state == .reading && self.inStart == self.inEnd && self.parser.isBetweenRequests && self.outSent == self.out.count {
+                self.close()
+            }
+        }
+    }
+
+    /// Closes at once (deadline passed). Call from any thread.
+    func forceClose() { queue.async { self.close() } }
+
+    private func close() {
+        guard state != .closed else { return }
+        state = .closed
+        pendingFile = nil
+        if let s = stream { s.cancelled.store(true, ordering: .relaxed); stream = nil }
+        if let ack = streamAcknowledgement { streamAcknowledgement = nil; ack() }
+        if let timer { timer.cancel() }
+        if let readSource {
+            if !readResumed { readResumed = true; readSource.resume() }
+            readSource.cancel()
+        }
+        if let writeSource {
+            if !writeResumed { writeResumed = true; writeSource.resume() }
+            writeSource.cancel()
+        }
+        if openSources == 0 { finishClose() }
+    }
+
+    private func sourceCancelled() {
+        openSources -= 1
+        if openSources == 0 && state == .closed { finishClose() }
+    }
+
+    private func finishClose() {
+        // Every source on the descriptor is cancelled: now it is safe to close it.
+        transport.close()
+        readSource = nil
+        writeSource = nil
+        timer = nil
+        out = []
+        inBuffer = []
+        context.registry.remove(self)
+    }
+}
+
+extension RequestParser.Output {
+    var isNeedMoreData: Bool { if case .needMoreData = self { return true } else { return false } }
+}
+
+/// The `ResponseBodyWriter` handed to stream producers; forwards to its connection's queue.
+/// Thread-safety: immutable references plus an atomic `cancelled` flag.
+final class StreamWriter: ResponseBodyWriter, @unchecked Sendable {
+    private let connection: Connection
+    let chunked: Bool
+    let cancelled = Atomic<Bool>(false)
+
+    init(connection: Connection, chunked: Bool) {
+        self.connection = connection
+        self.chunked = chunked
+    }
+
+    var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
+
+    func write(_ chunk: [UInt8], then: @escaping @Sendable () -> Void) {
+        if isCancelled { then(); return }
+        connection.queue.async { self.connection.streamWrite(self, chunk, then: then) }
+    }
+
+    func finish() { connection.queue.async { self.connection.streamFinish(self) } }
+
+    func abort() { connection.queue.async { self.connection.streamAbort(self) } }
+}

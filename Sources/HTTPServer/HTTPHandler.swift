@@ -1,0 +1,54 @@
+/// Turns a request into a response. Implementations must call `respond` exactly once, from any
+/// thread, synchronously or later. Calling it synchronously (before `handle` returns) is cheapest:
+/// the connection then writes without an extra queue hop.
+///
+/// `handle` runs on the connection's serial queue: do not block in it; hand slow work to another
+/// queue or a Task and call `respond` from there.
+public protocol HTTPHandler: Sendable {
+    func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void)
+}
+
+/// Wraps a handler: may inspect or change the request, call `next` (or not), and change the response.
+/// Same calling contract as `HTTPHandler`.
+public protocol HTTPMiddleware: Sendable {
+    func handle(_ request: HTTPServerRequest, next: any HTTPHandler,
+                respond: @escaping @Sendable (HTTPServerResponse) -> Void)
+}
+
+/// A handler made from a closure.
+public struct ClosureHandler: HTTPHandler {
+    let body: @Sendable (HTTPServerRequest, @escaping @Sendable (HTTPServerResponse) -> Void) -> Void
+
+    public init(_ body: @escaping @Sendable (HTTPServerRequest, @escaping @Sendable (HTTPServerResponse) -> Void) -> Void) {
+        self.body = body
+    }
+
+    public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+        body(request, respond)
+    }
+}
+
+/// A handler wrapped by one middleware.
+public struct MiddlewareHandler: HTTPHandler {
+    public let middleware: any HTTPMiddleware
+    public let next: any HTTPHandler
+
+    public init(middleware: any HTTPMiddleware, next: any HTTPHandler) {
+        self.middleware = middleware
+        self.next = next
+    }
+
+    public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+        middleware.handle(request, next: next, respond: respond)
+    }
+}
+
+extension HTTPHandler {
+    /// Wraps this handler in `middlewares`; the first one listed is outermost (sees the request first
+    /// and the response last).
+    public func wrapped(in middlewares: [any HTTPMiddleware]) -> any HTTPHandler {
+        var handler: any HTTPHandler = self
+        for m in middlewares.reversed() { handler = MiddlewareHandler(middleware: m, next: handler) }
+        return handler
+    }
+}

@@ -1,0 +1,74 @@
+import HTTPTypes
+
+/// A request as handlers see it: the head as an `HTTPRequest`, the complete (de-chunked) body, and
+/// where it came from. Value type, `Sendable`.
+public struct HTTPServerRequest: Sendable {
+    /// Method, scheme/authority/path (path = the request target as received), header fields in order.
+    public var head: HTTPRequest
+    /// The complete request body (bodies are limited by `ServerConfiguration.limits.maxBodyBytes`).
+    public var body: [UInt8]
+    /// HTTP version of the request line.
+    public var version: HTTPVersion
+    /// Peer address, e.g. "127.0.0.1:53122" or "[::1]:53122".
+    public var remoteAddress: String
+    /// Server-unique id of the connection the request arrived on (also in the access log).
+    public var connectionID: UInt64
+    /// Position of this request on its connection, starting at 1.
+    public var sequenceNumber: Int
+
+    public init(head: HTTPRequest, body: [UInt8] = [], version: HTTPVersion = .http1_1,
+                remoteAddress: String = "", connectionID: UInt64 = 0, sequenceNumber: Int = 1) {
+        self.head = head
+        self.body = body
+        self.version = version
+        self.remoteAddress = remoteAddress
+        self.connectionID = connectionID
+        self.sequenceNumber = sequenceNumber
+    }
+
+    /// The request target's path without the query (`/a/b?x=1` → `/a/b`).
+    public var pathWithoutQuery: Substring {
+        let path = head.path ?? "/"
+        if let q = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { return path[..<q] }
+        return path[...]
+    }
+}
+
+extension ParsedRequest {
+    /// Converts the parser's output into the handler currency. The method is a validated token and
+    /// names are validated tokens, so the HTTPTypes initialisers cannot fail here; field values are
+    /// passed as bytes (lenient form keeps obs-text bytes as they are).
+    func makeHTTPRequest() -> HTTPRequest {
+        let method = HTTPRequest.Method(self.method) ?? .get
+        var fields = HTTPFields()
+        fields.reserveCapacity(fieldCount)
+        var authority: String?
+        for i in 0..<fieldCount {
+            guard let name = HTTPField.Name(fieldName(at: i)) else { continue }
+            let field = HTTPField(name: name, lenientValue: fieldValueBytes(at: i))
+            if name == hostFieldName && authority == nil { authority = field.value }
+            fields.append(field)
+        }
+        var scheme: String? = "http"
+        var path = target
+        switch targetForm {
+        case .origin, .asterisk:
+            break
+        case .absolute:
+            // http://authority/path?query → path "/path?query"; authority from the target wins (RFC 9112 §3.2.2).
+            let separator = path.firstRange(of: "://")
+            let afterScheme = separator.map { path[$0.upperBound...] } ?? path[...]
+            scheme = String(path[..<(separator?.lowerBound ?? path.startIndex)]).lowercased()
+            if let slash = afterScheme.firstIndex(where: { $0 == "/" || $0 == "?" }) {
+                authority = String(afterScheme[..<slash])
+                path = afterScheme[slash] == "/" ? String(afterScheme[slash...]) : "/" + afterScheme[slash...]
+            } else {
+                authority = String(afterScheme)
+                path = "/"
+            }
+        }
+        return HTTPRequest(method: method, scheme: scheme, authority: authority, path: path, headerFields: fields)
+    }
+}
+
+private let hostFieldName = HTTPField.Name("host")!

@@ -1,0 +1,70 @@
+/// HTTP version of a request line (`HTTP/1.0` or `HTTP/1.1`; `HTTP/1.x` with x > 1 is read as 1.1).
+public struct HTTPVersion: Equatable, Sendable {
+    public var major: Int
+    public var minor: Int
+    public static let http1_0 = HTTPVersion(major: 1, minor: 0)
+    public static let http1_1 = HTTPVersion(major: 1, minor: 1)
+}
+
+/// The form of the request target (RFC 9112 §3.2).
+public enum RequestTargetForm: Equatable, Sendable {
+    case origin      // "/path?query"
+    case absolute    // "http://host/path"
+    case asterisk    // "*" (OPTIONS only)
+}
+
+/// One complete request as the parser produced it: head bytes plus ranges, and the decoded body.
+///
+/// The head is kept as one copy of the raw bytes with ranges into it, so parsing allocates one array
+/// per request (plus the body); strings are made only when asked for. Value type, `Sendable`.
+public struct ParsedRequest: Sendable {
+    /// Raw bytes of the request head, request line through the final CRLF CRLF.
+    public let headBytes: [UInt8]
+    let methodRange: Range<Int>
+    let targetRange: Range<Int>
+    /// Header fields in the order received: ranges of name and (trimmed) value in `headBytes`.
+    let fieldRanges: [(name: Range<Int>, value: Range<Int>)]
+    public let version: HTTPVersion
+    public let targetForm: RequestTargetForm
+    /// True when the connection may be reused after this request (HTTP/1.1 without `close`, or
+    /// HTTP/1.0 with `keep-alive`).
+    public let keepAlive: Bool
+    /// The decoded body (de-chunked when chunked transfer coding was used).
+    public let body: [UInt8]
+    /// Trailer fields of a chunked body, in order (validated like header fields).
+    public let trailers: [(name: String, value: String)]
+
+    public var method: String { String(decoding: headBytes[methodRange], as: UTF8.self) }
+    public var target: String { String(decoding: headBytes[targetRange], as: UTF8.self) }
+    public var fieldCount: Int { fieldRanges.count }
+    public func fieldName(at index: Int) -> String {
+        String(decoding: headBytes[fieldRanges[index].name], as: UTF8.self)
+    }
+    public func fieldValueBytes(at index: Int) -> ArraySlice<UInt8> { headBytes[fieldRanges[index].value] }
+    public func fieldValue(at index: Int) -> String {
+        String(decoding: headBytes[fieldRanges[index].value], as: UTF8.self)
+    }
+    /// All header fields as (name, value) strings, in order. For tests and diagnostics.
+    public var fields: [(name: String, value: String)] {
+        (0..<fieldCount).map { (name: fieldName(at: $0), value: fieldValue(at: $0)) }
+    }
+    /// Values of every field named `name` (ASCII case-insensitive), in order.
+    public func values(of name: String) -> [String] {
+        let lower = Array(name.lowercased().utf8)
+        return (0..<fieldCount).filter { asciiCaseInsensitiveEquals(headBytes[fieldRanges[$0].name], lower) }
+            .map { fieldValue(at: $0) }
+    }
+}
+
+/// Compares `bytes` with `lowercase` (already lower-case ASCII) ignoring ASCII case.
+@inline(__always)
+func asciiCaseInsensitiveEquals<C: Collection<UInt8>>(_ bytes: C, _ lowercase: [UInt8]) -> Bool {
+    guard bytes.count == lowercase.count else { return false }
+    var i = 0
+    for b in bytes {
+        let l = (b >= 0x41 && b <= 0x5A) ? b | 0x20 : b
+        if l != lowercase[i] { return false }
+        i += 1
+    }
+    return true
+}

@@ -1,0 +1,139 @@
+import HTTPTypes
+
+/// How a response body is delimited on the wire.
+enum BodyFraming: Equatable {
+    /// No body at all (1xx, 204, 304): no `Content-Length` either.
+    case none
+    case contentLength(Int64)
+    /// Chunked transfer coding (HTTP/1.1 streams).
+    case chunked
+    /// Delimited by closing the connection (HTTP/1.0 streams).
+    case closeDelimited
+}
+
+/// Serialises response heads and chunk framing into a byte buffer. Pure functions, no state.
+enum ResponseWriter {
+    /// Appends status line and header fields of `response` to `buffer`, adding `Date`, `Server`,
+    /// the framing field and `Connection`. Framing and connection fields the handler set are dropped:
+    /// the server owns them.
+    static func appendHead(_ response: HTTPResponse, framing: BodyFraming, keepAlive: Bool, requestVersion: HTTPVersion,
+                           serverLine: [UInt8]?, into buffer: inout [UInt8]) {
+        let status = response.status
+        buffer.append(contentsOf: statusLine(status))
+        var hasDate = false, hasServer = false
+        for field in response.headerFields {
+            let name = field.name
+            if name == .contentLength || name == .transferEncoding || name == .connection || name == Self.keepAliveName { continue }
+            if name == .date { hasDate = true }
+            if name == .server { hasServer = true }
+            buffer.append(contentsOf: name.rawName.utf8)
+            buffer.append(0x3A); buffer.append(0x20)
+            buffer.append(contentsOf: field.value.utf8)
+            buffer.append(0x0D); buffer.append(0x0A)
+        }
+        if !hasDate { buffer.append(contentsOf: DateHeaderCache.shared.headerLine()) }
+        if !hasServer, let serverLine { buffer.append(contentsOf: serverLine) }
+        switch framing {
+        case .none:
+            break
+        case .contentLength(let n):
+            buffer.append(contentsOf: contentLengthPrefix)
+            appendDecimal(n, into: &buffer)
+            buffer.append(0x0D); buffer.append(0x0A)
+        case .chunked:
+            buffer.append(contentsOf: chunkedLine)
+        case .closeDelimited:
+            break
+        }
+        if !keepAlive {
+            buffer.append(contentsOf: closeLine)
+        } else if requestVersion == .http1_0 {
+            buffer.append(contentsOf: keepAliveLine)
+        }
+        buffer.append(0x0D); buffer.append(0x0A)
+    }
+
+    /// Appends one chunk (size line, data, CRLF). Empty `data` appends nothing (an empty chunk would
+    /// end the body).
+    static func appendChunk(_ data: [UInt8], into buffer: inout [UInt8]) {
+        guard !data.isEmpty else { return }
+        appendHex(data.count, into: &buffer)
+        buffer.append(0x0D); buffer.append(0x0A)
+        buffer.append(contentsOf: data)
+        buffer.append(0x0D); buffer.append(0x0A)
+    }
+
+    private static let keepAliveName = HTTPField.Name("keep-alive")!
+    static let lastChunk: [UInt8] = Array("0\r\n\r\n".utf8)
+    static let continueResponse: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+    private static let contentLengthPrefix: [UInt8] = Array("Content-Length: ".utf8)
+    private static let chunkedLine: [UInt8] = Array("Transfer-Encoding: chunked\r\n".utf8)
+    private static let closeLine: [UInt8] = Array("Connection: close\r\n".utf8)
+    private static let keepAliveLine: [UInt8] = Array("Connection: keep-alive\r\n".utf8)
+    private static let commonStatusLines: [Int: [UInt8]] = {
+        var d: [Int: [UInt8]] = [:]
+        for code in [200, 204, 206, 301, 304, 400, 403, 404, 405, 408, 413, 414, 416, 417, 431, 500, 501, 503, 505] {
+            d[code] = Array("HTTP/1.1 \(code) \(reasonPhrase(code))\r\n".utf8)
+        }
+        return d
+    }()
+
+    static func statusLine(_ status: HTTPResponse.Status) -> [UInt8] {
+        if status.reasonPhrase.isEmpty || status.reasonPhrase == reasonPhrase(status.code),
+           let line = commonStatusLines[status.code] {
+            return line
+        }
+        let phrase = status.reasonPhrase.isEmpty ? reasonPhrase(status.code) : status.reasonPhrase
+        return Array("HTTP/1.1 \(status.code) \(phrase)\r\n".utf8)
+    }
+
+    static func appendDecimal(_ value: Int64, into buffer: inout [UInt8]) {
+        if value == 0 { buffer.append(0x30); return }
+        var v = value
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var n = 0
+        withUnsafeMutableBytes(of: &digits) { d in
+            while v > 0 { d[n] = UInt8(v % 10) + 0x30; v /= 10; n += 1 }
+            for i in stride(from: n - 1, through: 0, by: -1) { buffer.append(d[i]) }
+        }
+    }
+
+    static func appendHex(_ value: Int, into buffer: inout [UInt8]) {
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        var shift = (Int.bitWidth - value.leadingZeroBitCount + 3) / 4 * 4 - 4
+        if shift < 0 { buffer.append(0x30); return }
+        while shift >= 0 { buffer.append(hex[(value >> shift) & 0xF]); shift -= 4 }
+    }
+
+    static func reasonPhrase(_ code: Int) -> String {
+        switch code {
+        case 100: return "Continue"
+        case 200: return "OK"
+        case 201: return "Created"
+        case 204: return "No Content"
+        case 206: return "Partial Content"
+        case 301: return "Moved Permanently"
+        case 302: return "Found"
+        case 304: return "Not Modified"
+        case 400: return "Bad Request"
+        case 403: return "Forbidden"
+        case 404: return "Not Found"
+        case 405: return "Method Not Allowed"
+        case 406: return "Not Acceptable"
+        case 408: return "Request Timeout"
+        case 413: return "Content Too Large"
+        case 414: return "URI Too Long"
+        case 416: return "Range Not Satisfiable"
+        case 417: return "Expectation Failed"
+        case 431: return "Request Header Fields Too Large"
+        case 500: return "Internal Server Error"
+        case 501: return "Not Implemented"
+        case 502: return "Bad Gateway"
+        case 503: return "Service Unavailable"
+        case 505: return "HTTP Version Not Supported"
+        default: return "Status \(code)"
+        }
+    }
+}

@@ -1,0 +1,277 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import HTTPTypes
+
+/// Serves files below a document root: GET and HEAD, `index.html` for directories, MIME types,
+/// strong `ETag` (content SHA-256) and `Last-Modified`, conditional requests (304), single byte
+/// ranges (206/416), 404, 405 with `Allow`. Files are sent as `ResponseBody.file` (never read whole).
+///
+/// Traversal: the path is percent-decoded and normalised by `DocumentPath` (no "..", NUL or escape
+/// can leave the root), then opened component by component with `openat(O_NOFOLLOW)` from the root's
+/// descriptor. When a component is a symlink, the full path is resolved with `realpath` and served only
+/// if it stays inside the root (symlinks within the root work; ones leaving it give 404).
+///
+/// Thread-safety: immutable apart from the validator cache (mutex inside); handles requests from
+/// any number of connection queues at once. Responds synchronously.
+public struct StaticFileHandler: HTTPHandler {
+    /// The document root as given, and resolved (no symlinks, no trailing slash).
+    public let root: String
+    public let resolvedRoot: String
+    private let rootDescriptor: RootDescriptor
+    private let validators = FileValidatorCache()
+
+    public struct RootError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Opens the document root. Throws `RootError` if it does not exist or is not a directory.
+    public init(root: String) throws {
+        guard let resolved = realpath(root, nil) else {
+            throw RootError(description: "document root \(root): \(String(cString: strerror(errno)))")
+        }
+        let path = String(cString: resolved)
+        free(resolved)
+        let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw RootError(description: "document root \(root) is not a readable directory: \(String(cString: strerror(errno)))")
+        }
+        self.root = root
+        self.resolvedRoot = path == "/" ? "" : path
+        self.rootDescriptor = RootDescriptor(fd)
+    }
+
+    public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+        respond(response(for: request))
+    }
+
+    /// The response for `request` (synchronous; does file I/O).
+    public func response(for request: HTTPServerRequest) -> HTTPServerResponse {
+        let method = request.head.method
+        guard method == .get || method == .head else {
+            return .text(.methodNotAllowed, "method not allowed", headerFields: [.allow: "GET, HEAD"])
+        }
+        let path = request.pathWithoutQuery
+        let parsed: (segments: [String], trailingSlash: Bool)
+        do {
+            parsed = try DocumentPath.segments(of: path)
+        } catch {
+            switch error {
+            case .malformedEscape: return .text(.badRequest, "malformed percent-encoding in path")
+            case .nulByte: return .text(.badRequest, "NUL byte in path")
+            case .escapesRoot: return .text(.badRequest, "path escapes the document root")
+            case .notOriginForm: return .text(.badRequest, "request target is not a path")
+            }
+        }
+        var opened: OpenedFile
+        switch open(parsed.segments) {
+        case .failure(let status): return notFoundOrForbidden(status)
+        case .success(let f): opened = f
+        }
+        if opened.isDirectory {
+            guard parsed.trailingSlash || parsed.segments.isEmpty && path.hasSuffix("/") else {
+                var location = String(path) + "/"
+                if let query = request.head.path?.firstIndex(of: "?") { location += request.head.path![query...] }
+                return .text(.movedPermanently, "moved to \(location)", headerFields: [.location: location])
+            }
+            switch openIndex(in: opened, segments: parsed.segments) {
+            case .failure(let status): return notFoundOrForbidden(status)
+            case .success(let f): opened = f
+            }
+        }
+        return fileResponse(opened, request: request, pathForType: parsed.segments.isEmpty || opened.isIndex
+                            ? "index.html" : parsed.segments.last!)
+    }
+
+    private func notFoundOrForbidden(_ status: Int) -> HTTPServerResponse {
+        status == 403 ? .text(.forbidden, "forbidden") : .text(.notFound, "not found")
+    }
+
+    // MARK: Opening
+
+    private struct OpenedFile {
+        let file: OpenFile
+        let stat: stat
+        var isDirectory: Bool { (stat.st_mode & S_IFMT) == S_IFDIR }
+        var isIndex = false
+    }
+
+    private enum OpenResult { case success(OpenedFile), failure(Int) }
+
+    private func open(_ segments: [String]) -> OpenResult {
+        if segments.isEmpty {
+            let fd = openat(rootDescriptor.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            return finishOpen(fd)
+        }
+        var dir = rootDescriptor.fd
+        var opened: [Int32] = []
+        defer { for fd in opened { close(fd) } }
+        for segment in segments.dropLast() {
+            let fd = openat(dir, segment, linuxOPath | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            if fd < 0 {
+                if errno == ELOOP || errno == ENOTDIR { return openResolved(segments.joined(separator: "/")) }
+                return .failure(errno == EACCES ? 403 : 404)
+            }
+            opened.append(fd)
+            dir = fd
+        }
+        let fd = openat(dir, segments.last!, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        if fd < 0 && errno == ELOOP { return openResolved(segments.joined(separator: "/")) }
+        return finishOpen(fd)
+    }
+
+    private func openIndex(in directory: OpenedFile, segments: [String]) -> OpenResult {
+        let fd = openat(directory.file.descriptor, "index.html", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        var result: OpenResult
+        if fd < 0 && errno == ELOOP {
+            result = openResolved((segments + ["index.html"]).joined(separator: "/"))
+        } else {
+            result = finishOpen(fd)
+        }
+        if case .success(var f) = result {
+            if f.isDirectory { return .failure(404) }
+            f.isIndex = true
+            result = .success(f)
+        }
+        return result
+    }
+
+    /// Slow path for paths through symlinks: resolve fully and require the result inside the root.
+    private func openResolved(_ relative: String) -> OpenResult {
+        guard let resolved = realpath(resolvedRoot + "/" + relative, nil) else { return .failure(404) }
+        let path = String(cString: resolved)
+        free(resolved)
+        guard path.hasPrefix(resolvedRoot + "/") else { return .failure(404) }
+        return finishOpen(Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC))
+    }
+
+    private func finishOpen(_ fd: Int32) -> OpenResult {
+        guard fd >= 0 else { return .failure(errno == EACCES ? 403 : 404) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { close(fd); return .failure(404) }
+        let type = st.st_mode & S_IFMT
+        guard type == S_IFREG || type == S_IFDIR else { close(fd); return .failure(404) }
+        return .success(OpenedFile(file: OpenFile(descriptor: fd, size: Int64(st.st_size)), stat: st))
+    }
+
+    // MARK: Response
+
+    private func fileResponse(_ opened: OpenedFile, request: HTTPServerRequest, pathForType: String) -> HTTPServerResponse {
+        let size = Int64(opened.stat.st_size)
+        guard let v = validators.validators(descriptor: opened.file.descriptor, stat: opened.stat) else {
+            return .text(.internalServerError, "cannot read file")
+        }
+        var fields = HTTPFields()
+        fields.reserveCapacity(6)
+        fields[.eTag] = v.etag
+        fields[.lastModified] = v.lastModified
+        let fieldsReq = request.head.headerFields
+
+        // Conditional requests (RFC 9110 §13.2.2): If-None-Match wins over If-Modified-Since.
+        if let inm = fieldsReq[values: .ifNoneMatch].nilIfEmpty {
+            if Self.etagListMatches(inm, v.etag) { return HTTPServerResponse(status: .notModified, headerFields: fields) }
+        } else if let ims = fieldsReq[.ifModifiedSince], let since = HTTPDate.parse(ims), v.lastModifiedSeconds <= since {
+            return HTTPServerResponse(status: .notModified, headerFields: fields)
+        }
+
+        fields[.contentType] = MIMETypes.type(forPath: pathForType[...])
+        fields[.acceptRanges] = "bytes"
+
+        if let rangeValue = fieldsReq[.range], request.head.method == .get {
+            let ifRangeOK: Bool
+            if let ifRange = fieldsReq[.ifRange] {
+                ifRange.hasPrefix("\"") ? (ifRangeOK = ifRange == v.etag)
+                                        : (ifRangeOK = HTTPDate.parse(ifRange) == v.lastModifiedSeconds)
+            } else {
+                ifRangeOK = true
+            }
+            if ifRangeOK {
+                switch ByteRange.parse(rangeValue, size: size) {
+                case .satisfiable(let range):
+                    fields[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(size)"
+                    return HTTPServerResponse(status: .partialContent, headerFields: fields,
+                                              body: .file(FileBody(file: opened.file, range: range)))
+                case .unsatisfiable:
+                    var f = HTTPFields()
+                    f[.contentRange] = "bytes */\(size)"
+                    return .text(.rangeNotSatisfiable, "range not satisfiable", headerFields: f)
+                case .ignored:
+                    break
+                }
+            }
+        }
+        return HTTPServerResponse(status: .ok, headerFields: fields, body: .file(FileBody(file: opened.file, range: 0..<size)))
+    }
+
+    /// Weak comparison of an If-None-Match list against our strong ETag ("*" matches anything).
+    static func etagListMatches(_ values: [String], _ etag: String) -> Bool {
+        for value in values {
+            for raw in value.split(separator: ",") {
+                var tag = raw.trimmingCharacters(in: " \t")
+                if tag == "*" { return true }
+                if tag.hasPrefix("W/") { tag.removeFirst(2) }
+                if tag == etag { return true }
+            }
+        }
+        return false
+    }
+}
+
+/// Owns the root directory descriptor for the handler's lifetime (never closed: handlers live as long
+/// as the server). Immutable, so `Sendable`.
+private final class RootDescriptor: Sendable {
+    let fd: Int32
+    init(_ fd: Int32) { self.fd = fd }
+}
+
+/// A single `bytes=` range (RFC 9110 §14.1.2). Multiple ranges and malformed values are ignored
+/// (the full representation is sent, as the RFC permits).
+public enum ByteRange: Equatable {
+    case satisfiable(Range<Int64>)
+    case unsatisfiable
+    case ignored
+
+    public static func parse(_ value: String, size: Int64) -> ByteRange {
+        guard value.hasPrefix("bytes=") else { return .ignored }
+        let spec = value.dropFirst(6).trimmingCharacters(in: " \t")
+        guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return .ignored }
+        let first = spec[..<dash], last = spec[spec.index(after: dash)...]
+        func number(_ s: Substring) -> Int64? {
+            guard !s.isEmpty, s.count <= 18, s.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+            return Int64(s)
+        }
+        if first.isEmpty {
+            guard let suffix = number(last) else { return .ignored }
+            guard suffix > 0, size > 0 else { return .unsatisfiable }
+            return .satisfiable(max(0, size - suffix)..<size)
+        }
+        guard let start = number(first) else { return .ignored }
+        var end = size - 1
+        if !last.isEmpty {
+            guard let e = number(last) else { return .ignored }
+            guard e >= start else { return .ignored }
+            end = min(e, size - 1)
+        }
+        guard start < size else { return .unsatisfiable }
+        return .satisfiable(start..<end + 1)
+    }
+}
+
+/// O_PATH (Linux): open a directory only to use it as an openat anchor. Not exported by Swift's Glibc.
+private let linuxOPath: Int32 = 0o10000000
+
+extension Array {
+    var nilIfEmpty: Self? { isEmpty ? nil : self }
+}
+
+extension StringProtocol {
+    func trimmingCharacters(in set: String) -> String {
+        let chars = Set(set)
+        var s = Substring(self)
+        while let f = s.first, chars.contains(f) { s.removeFirst() }
+        while let l = s.last, chars.contains(l) { s.removeLast() }
+        return String(s)
+    }
+}

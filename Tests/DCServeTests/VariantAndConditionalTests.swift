@@ -1,0 +1,84 @@
+@testable import DCServe
+import DictionaryCodec
+import HTTPServer
+import HTTPTypes
+import Testing
+
+@Suite struct VariantETagTests {
+    let hash = SHA256.hash(Array("dictionary".utf8))
+
+    @Test func eachVariantGetsItsOwnTag() {
+        let tags = [
+            VariantETag.make(from: "\"abc\"", coding: .identity, level: 0, dictionary: nil),
+            VariantETag.make(from: "\"abc\"", coding: .br, level: 5, dictionary: nil),
+            VariantETag.make(from: "\"abc\"", coding: .br, level: 11, dictionary: nil),
+            VariantETag.make(from: "\"abc\"", coding: .dcz, level: 3, dictionary: hash),
+            VariantETag.make(from: "\"abc\"", coding: .dcb, level: 5, dictionary: hash),
+            VariantETag.make(from: "\"abc\"", coding: .dcz, level: 3, dictionary: SHA256.hash(Array("other".utf8))),
+        ]
+        #expect(Set(tags).count == tags.count)
+        #expect(tags[0] == "\"abc\"")
+        #expect(tags[1] == "\"abc-br5\"")
+        #expect(tags[3] == "\"abc-dcz3-\(hash.hex.prefix(16))\"")
+    }
+
+    @Test func weakStaysWeak() {
+        #expect(VariantETag.make(from: "W/\"x\"", coding: .gzip, level: 6, dictionary: nil) == "W/\"x-gzip6\"")
+    }
+}
+
+@Suite struct ConditionalRequestTests {
+    func response(etag: String = "\"v1\"", lastModified: String? = "Sun, 22 Nov 2026 05:00:00 GMT") -> HTTPServerResponse {
+        var fields: HTTPFields = [.eTag: etag, .vary: "Accept-Encoding", .cacheControl: "max-age=60", .contentType: "text/plain"]
+        if let lastModified { fields[.lastModified] = lastModified }
+        return HTTPServerResponse(status: .ok, headerFields: fields, body: .bytes([1, 2, 3]))
+    }
+
+    @Test func ifNoneMatchUsesWeakComparisonAndLists() {
+        for header in ["\"v1\"", "W/\"v1\"", "\"x\", \"v1\"", "*"] {
+            let out = ConditionalRequest([.ifNoneMatch: header]).evaluate(response())
+            #expect(out.head.status == .notModified, "\(header)")
+            #expect(out.head.headerFields[.eTag] == "\"v1\"" && out.head.headerFields[.vary] == "Accept-Encoding")
+            #expect(out.head.headerFields[.contentType] == nil && out.body.knownLength == 0)
+        }
+        #expect(ConditionalRequest([.ifNoneMatch: "\"v2\""]).evaluate(response()).head.status == .ok)
+    }
+
+    @Test func ifModifiedSinceOnlyWithoutIfNoneMatch() {
+        let same = "Sun, 22 Nov 2026 05:00:00 GMT", earlier = "Sun, 22 Nov 2026 04:00:00 GMT"
+        #expect(ConditionalRequest([.ifModifiedSince: same]).evaluate(response()).head.status == .notModified)
+        #expect(ConditionalRequest([.ifModifiedSince: earlier]).evaluate(response()).head.status == .ok)
+        #expect(ConditionalRequest([.ifModifiedSince: same, .ifNoneMatch: "\"v2\""]).evaluate(response()).head.status == .ok)
+        #expect(ConditionalRequest([.ifModifiedSince: "garbage"]).evaluate(response()).head.status == .ok)
+    }
+
+    @Test func onlyOKResponsesBecomeNotModified() {
+        var notFound = response()
+        notFound.head.status = .notFound
+        #expect(ConditionalRequest([.ifNoneMatch: "*"]).evaluate(notFound).head.status == .notFound)
+    }
+}
+
+@Suite struct DictionaryRuleSetTests {
+    @Test func advertisingAndScope() throws {
+        var bundle = DictionaryRule(name: "bundle", match: "/static/app.*.js")
+        bundle.id = .path
+        bundle.matchDest = ["script"]
+        var api = DictionaryRule(name: "api", match: "/api/v1/*", compress: ["/api/*"])
+        api.allowPrivate = true
+        let rules = try DictionaryRuleSet(rules: [bundle, api], outOfBand: [])
+        #expect(rules.advertisingRule(for: "/static/app.v2.js")?.name == "bundle")
+        #expect(rules.advertisingRule(for: "/static/other.js") == nil)
+        let ad = rules.advertisingRule(for: "/static/app.v2.js")!.advertisement(path: "/static/app.v2.js")
+        #expect(try ad.fieldValue() == #"match="/static/app.*.js", match-dest=("script"), id="/static/app.v2.js""#)
+        #expect(rules.dictionaryScope(for: "/api/v2/items") == DictionaryScope(allowPrivate: true))
+        #expect(rules.dictionaryScope(for: "/static/app.v9.js") == DictionaryScope(allowPrivate: false))
+        #expect(rules.dictionaryScope(for: "/index.html") == nil)
+    }
+
+    @Test func invalidPatternNamesTheKey() {
+        #expect(throws: ConfigurationError.self) {
+            try DictionaryRuleSet(rules: [DictionaryRule(name: "x", match: "/(a)/*")], outOfBand: [])
+        }
+    }
+}

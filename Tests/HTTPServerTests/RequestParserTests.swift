@@ -1,0 +1,230 @@
+import Testing
+@testable import HTTPServer
+
+@Suite("RequestParser: request line, fields, bodies, smuggling defences, limits")
+struct RequestParserTests {
+    @Test func simpleGet() throws {
+        let r = parseAll("GET /a/b?x=1 HTTP/1.1\r\nHost: example.com\r\nAccept: */*\r\n\r\n")
+        #expect(r.error == nil)
+        let req = try #require(r.requests.first)
+        #expect(req.method == "GET")
+        #expect(req.target == "/a/b?x=1")
+        #expect(req.version == .http1_1)
+        #expect(req.targetForm == .origin)
+        #expect(req.keepAlive)
+        #expect(req.body.isEmpty)
+        #expect(req.fields.map(\.name) == ["Host", "Accept"])
+        #expect(req.values(of: "HOST") == ["example.com"])
+    }
+
+    @Test func repeatedFieldsKeptInOrderAndValuesTrimmed() throws {
+        let r = parseAll("GET / HTTP/1.1\r\nHost: h\r\nX-A: 1\r\nx-a:   2 \t\r\nX-B:\r\nX-A: 3\r\n\r\n")
+        let req = try #require(r.requests.first)
+        #expect(req.values(of: "x-a") == ["1", "2", "3"])
+        #expect(req.values(of: "x-b") == [""])
+        let http = req.makeHTTPRequest()
+        #expect(http.headerFields[values: .init("X-A")!] == ["1", "2", "3"])
+        #expect(http.authority == "h")
+        #expect(http.path == "/")
+    }
+
+    @Test func http10KeepAliveOnlyOnRequest() throws {
+        #expect(parseAll("GET / HTTP/1.0\r\n\r\n").requests.first?.keepAlive == false)
+        #expect(parseAll("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n").requests.first?.keepAlive == true)
+        #expect(parseAll("GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n").requests.first?.keepAlive == false)
+        #expect(parseAll("GET / HTTP/1.1\r\nHost: h\r\nConnection: foo, Close\r\n\r\n").requests.first?.keepAlive == false)
+    }
+
+    @Test func targetForms() throws {
+        let abs = try #require(parseAll("GET http://example.com:8080/p?q HTTP/1.1\r\nHost: x\r\n\r\n").requests.first)
+        #expect(abs.targetForm == .absolute)
+        let h = abs.makeHTTPRequest()
+        #expect(h.authority == "example.com:8080")
+        #expect(h.path == "/p?q")
+        #expect(parseAll("OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n").requests.first?.targetForm == .asterisk)
+        #expect(rejection("GET * HTTP/1.1\r\nHost: x\r\n\r\n") == 400)
+        #expect(rejection("GET foo HTTP/1.1\r\nHost: x\r\n\r\n") == 400)
+    }
+
+    @Test func malformedRequestLines() {
+        for line in ["GET  / HTTP/1.1", "GET / HTTP/1.1 ", "GET /\tx HTTP/1.1", "GET / http/1.1", "GET / HTTP/1",
+                     "GET /", "G(T / HTTP/1.1", " GET / HTTP/1.1", "GET / HTTP/1.10", "GET /\u{7F} HTTP/1.1"] {
+            #expect(rejection(line + "\r\nHost: x\r\n\r\n") == 400, "\(line)")
+        }
+    }
+
+    @Test func versions() {
+        #expect(rejection("GET / HTTP/2.0\r\nHost: x\r\n\r\n") == 505)
+        #expect(rejection("GET / HTTP/0.9\r\nHost: x\r\n\r\n") == 505)
+        // HTTP/1.x with x > 1 is handled as 1.1 (RFC 9112 §2.3).
+        #expect(parseAll("GET / HTTP/1.2\r\nHost: x\r\n\r\n").requests.first?.version == .http1_1)
+    }
+
+    @Test func methods() {
+        #expect(rejection("BREW / HTTP/1.1\r\nHost: x\r\n\r\n") == 501)
+        #expect(rejection("CONNECT example.com:443 HTTP/1.1\r\nHost: x\r\n\r\n") == 501)
+        #expect(rejection("get / HTTP/1.1\r\nHost: x\r\n\r\n") == 501)
+        for m in ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "TRACE", "PATCH"] {
+            #expect(parseAll("\(m) / HTTP/1.1\r\nHost: x\r\n\r\n").requests.count == 1)
+        }
+    }
+
+    @Test func fieldSyntax() {
+        #expect(rejection("GET / HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n folded\r\n\r\n") == 400)   // obs-fold
+        #expect(rejection("GET / HTTP/1.1\r\nHost : x\r\n\r\n") == 400)                   // space before colon
+        #expect(rejection("GET / HTTP/1.1\r\nHost\t: x\r\n\r\n") == 400)
+        #expect(rejection("GET / HTTP/1.1\r\nHost: x\r\n: v\r\n\r\n") == 400)              // empty name
+        #expect(rejection("GET / HTTP/1.1\r\nHost: x\r\nNoColon\r\n\r\n") == 400)
+        #expect(rejection("GET / HTTP/1.1\r\nHost: x\r\nX(A): v\r\n\r\n") == 400)
+        #expect(rejection("GET / HTTP/1.1\r\nHost: x\r\nX-A: a\u{0}b\r\n\r\n") == 400)    // NUL in value
+        #expect(rejection("GET / HTTP/1.1\r\nHost: x\r\nX-A: a\rb\r\n\r\n") == 400)       // bare CR
+        #expect(rejection("GET / HTTP/1.1\nHost: x\r\n\r\n") == 400)                      // bare LF
+        #expect(rejection("GET / HTTP/1.1\r\nHost: x\n\n") == 400)
+        // obs-text is allowed in values and kept byte for byte.
+        var bytes = Array("GET / HTTP/1.1\r\nHost: x\r\nX-A: ".utf8) + [0xE9, 0xFF] + Array("\r\n\r\n".utf8)
+        let r = parseAll(bytes)
+        #expect(r.error == nil)
+        #expect(Array(r.requests[0].fieldValueBytes(at: 1)) == [0xE9, 0xFF])
+        bytes.removeAll()
+    }
+
+    @Test func hostRules() {
+        #expect(rejection("GET / HTTP/1.1\r\n\r\n") == 400)
+        #expect(rejection("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n") == 400)
+        #expect(rejection("GET / HTTP/1.1\r\nHost: a b\r\n\r\n") == 400)
+        #expect(rejection("GET / HTTP/1.1\r\nHost: a/b\r\n\r\n") == 400)
+        #expect(parseAll("GET / HTTP/1.0\r\n\r\n").requests.count == 1)
+        #expect(parseAll("GET / HTTP/1.1\r\nHost: [::1]:8080\r\n\r\n").requests.count == 1)
+    }
+
+    @Test func contentLengthBody() throws {
+        let r = parseAll("POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhelloGET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(r.error == nil)
+        #expect(r.requests.count == 2)
+        #expect(r.requests[0].body == Array("hello".utf8))
+        #expect(r.requests[1].method == "GET")
+        #expect(parseAll("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3, 3\r\n\r\nabc").requests.first?.body == Array("abc".utf8))
+        #expect(parseAll("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc").requests.count == 1)
+    }
+
+    @Test func chunkedBodyWithExtensionsAndTrailers() throws {
+        let text = "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+            + "5;name=value\r\nhello\r\n6\r\n world\r\n0\r\nX-Trailer: t\r\n\r\n"
+        let r = parseAll(text)
+        #expect(r.error == nil)
+        let req = try #require(r.requests.first)
+        #expect(req.body == Array("hello world".utf8))
+        #expect(req.trailers.map(\.name) == ["X-Trailer"])
+        #expect(req.trailers.map(\.value) == ["t"])
+        #expect(parseAll("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\n\r\nA\r\n0123456789\r\n0\r\n\r\n")
+            .requests.first?.body.count == 10)
+    }
+
+    @Test func chunkedBodyErrors() {
+        let head = "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+        #expect(rejection(head + "g\r\n") == 400)
+        #expect(rejection(head + "\r\n") == 400)
+        #expect(rejection(head + "5\r\nhelloXX") == 400)         // missing CRLF after data
+        #expect(rejection(head + "5 x\r\nhello\r\n") == 400)
+        #expect(rejection(head + "5;a\u{1}\r\nhello\r\n") == 400)
+        #expect(rejection(head + "ffffffffffffffffffff\r\n") == 413)
+        #expect(rejection(head + "0\r\nBad Trailer: x\r\n\r\n") == 400)
+    }
+
+    @Test func smugglingDefences() {
+        // Both Content-Length and Transfer-Encoding.
+        #expect(rejection("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n") == 400)
+        #expect(rejection("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 4\r\n\r\n0\r\n\r\n") == 400)
+        // Transfer-Encoding other than a final chunked.
+        #expect(rejection("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, gzip\r\n\r\n") == 400)
+        #expect(rejection("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n") == 400)
+        #expect(rejection("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n\r\n") == 400)
+        #expect(rejection("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, chunked\r\n\r\n") == 400)
+        #expect(rejection("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: xchunked\r\n\r\n") == 400)
+        #expect(rejection("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding:\r\n\r\n") == 400)
+        // A coding we do not implement before chunked.
+        #expect(rejection("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n") == 501)
+        // Transfer-Encoding in HTTP/1.0.
+        #expect(rejection("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n") == 400)
+        // Duplicate differing and invalid Content-Length.
+        #expect(rejection("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab") == 400)
+        #expect(rejection("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1, 2\r\n\r\nab") == 400)
+        for bad in ["+5", "-1", "5 5", "0x5", "", "5,", "abc", "5.0"] {
+            #expect(rejection("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: \(bad)\r\n\r\nhello") == 400, "\(bad)")
+        }
+    }
+
+    @Test func limits() {
+        var small = RequestParserLimits()
+        small.maxRequestLineBytes = 64
+        small.maxHeaderBytes = 256
+        small.maxHeaderCount = 4
+        small.maxBodyBytes = 10
+        let longTarget = "/" + String(repeating: "a", count: 100)
+        #expect(rejection("GET \(longTarget) HTTP/1.1\r\nHost: x\r\n\r\n", limits: small) == 414)
+        // 414 before the line is even complete.
+        #expect(parseAll("GET \(longTarget)", limits: small).error?.status == 414)
+        #expect(rejection("GET / HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "b", count: 300))\r\n\r\n", limits: small) == 431)
+        #expect(parseAll("GET / HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "b", count: 300))", limits: small).error?.status == 431)
+        #expect(rejection("GET / HTTP/1.1\r\nHost: x\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\n\r\n", limits: small) == 431)
+        #expect(rejection("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\n\r\n", limits: small) == 413)
+        #expect(rejection("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n", limits: small) == 413)
+        #expect(rejection("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n6\r\nabcdef\r\n", limits: small) == 413)
+        #expect(parseAll("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n0123456789", limits: small).requests.count == 1)
+    }
+
+    @Test func expectContinue() {
+        let r = parseAll("POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n")
+        #expect(r.error == nil && r.requests.isEmpty && r.sawContinue)
+        let done = parseAll("POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-Continue\r\nContent-Length: 3\r\n\r\nabc")
+        #expect(done.requests.first?.body == Array("abc".utf8))
+        #expect(rejection("POST / HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nContent-Length: 3\r\n\r\nabc") == 417)
+    }
+
+    @Test func leadingEmptyLinesAreIgnored() {
+        let r = parseAll("\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(r.requests.first?.target == "/")
+        #expect(r.requests.first?.fields.first?.name == "Host")
+    }
+
+    static let mixedPipeline =
+        "GET /one HTTP/1.1\r\nHost: x\r\n\r\n"
+        + "POST /two HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nbody"
+        + "PUT /three HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3;e=1\r\nabc\r\n2\r\nde\r\n0\r\nT: v\r\n\r\n"
+        + "GET /four HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
+
+    static func check(_ requests: [ParsedRequest]) {
+        #expect(requests.map(\.target) == ["/one", "/two", "/three", "/four"])
+        #expect(requests.map(\.body) == [[], Array("body".utf8), Array("abcde".utf8), []])
+        #expect(requests[2].trailers.first?.value == "v")
+        #expect(requests[3].version == .http1_0 && requests[3].keepAlive)
+    }
+
+    @Test func splitAtEveryByteBoundary() {
+        let input = Array(Self.mixedPipeline.utf8)
+        for cut in 1..<input.count {
+            let r = parseAll(input, splitAt: [cut])
+            #expect(r.error == nil, "cut \(cut)")
+            if r.requests.count == 4 { Self.check(r.requests) } else { Issue.record("cut \(cut): \(r.requests.count) requests") }
+        }
+        // And one byte at a time.
+        let r = parseAll(input, splitAt: Array(1..<input.count))
+        #expect(r.requests.count == 4)
+        if r.requests.count == 4 { Self.check(r.requests) }
+    }
+
+    @Test func manyPipelinedRequestsInOneRead() {
+        let one = "GET /x HTTP/1.1\r\nHost: x\r\n\r\n"
+        let r = parseAll(String(repeating: one, count: 1000) + Self.mixedPipeline)
+        #expect(r.error == nil)
+        #expect(r.requests.count == 1004)
+        Self.check(Array(r.requests.suffix(4)))
+    }
+
+    @Test func errorsAreFoundAtEveryBoundaryToo() {
+        let input = Array("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
+        for cut in 1..<input.count {
+            #expect(parseAll(input, splitAt: [cut]).error?.status == 400)
+        }
+    }
+}

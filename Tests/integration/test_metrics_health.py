@@ -1,0 +1,122 @@
+"""Metrics (Prometheus text on the admin listener) after known traffic, with exact counter values;
+health and readiness endpoints; health probes kept out of the access log."""
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import json
+import pathlib
+import re
+import shutil
+
+import pytest
+
+from dcserve_server import DCServe
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+V1 = (ROOT / "examples/site/static/app.v1.js").read_bytes()
+V2 = (ROOT / "examples/site/static/app.v2.js").read_bytes()
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)$')
+
+
+def available(data: bytes) -> str:
+    return ":" + base64.b64encode(hashlib.sha256(data).digest()).decode() + ":"
+
+
+def scrape(server: DCServe) -> dict[tuple[str, frozenset], float]:
+    status, headers, body = server.get("/metrics", admin=True)
+    assert status == 200 and headers["Content-Type"].startswith("text/plain")
+    samples = {}
+    for line in body.decode().splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        m = SAMPLE.match(line)
+        assert m, f"not Prometheus text format: {line!r}"
+        labels = frozenset(re.findall(r'(\w+)="([^"]*)"', m.group(2) or ""))
+        samples[(m.group(1), labels)] = float(m.group(3))
+    return samples
+
+
+def value(samples, name: str, **labels) -> float:
+    return samples.get((name, frozenset(labels.items())), 0.0)
+
+
+@pytest.fixture
+def config(tmp_path):
+    root = tmp_path / "site"
+    (root / "static").mkdir(parents=True)
+    (root / "static/app.v1.js").write_bytes(V1)
+    (root / "static/app.v2.js").write_bytes(V2)
+    cfg = {"site": {"root": str(root)}, "store": {"path": str(tmp_path / "store")},
+           "compression": {"precompress": False},
+           "dictionaries": {"rules": ["bundle"], "bundle": {"match": "/static/app.*.js"}}}
+    path = tmp_path / "dcserve.json"
+    path.write_text(json.dumps(cfg))
+    return path
+
+
+def test_metrics_count_known_traffic_exactly(dcserve_bin, config):
+    with DCServe(dcserve_bin, ["--config", str(config)]) as s:
+        for _ in range(2):
+            assert s.get("/static/app.v1.js", {"Accept-Encoding": "identity"})[2] == V1
+        dcz_sizes = []
+        for _ in range(3):
+            status, h, body = s.get("/static/app.v2.js", {"Accept-Encoding": "dcz", "Available-Dictionary": available(V1)})
+            assert h["Content-Encoding"] == "dcz"
+            dcz_sizes.append(len(body))
+        status, h, body = s.get("/static/app.v2.js", {"Accept-Encoding": "dcz", "Available-Dictionary": available(b"x")})
+        assert "Content-Encoding" not in h and body == V2
+        status, h, gz = s.get("/static/app.v2.js", {"Accept-Encoding": "gzip"})
+        assert h["Content-Encoding"] == "gzip" and gzip.decompress(gz) == V2
+        assert s.get("/missing.js")[0] == 404
+
+        m = scrape(s)
+        assert value(m, "dcserve_http_requests_total", status="200", coding="identity") == 3
+        assert value(m, "dcserve_http_requests_total", status="200", coding="dcz") == 3
+        assert value(m, "dcserve_http_requests_total", status="200", coding="gzip") == 1
+        assert value(m, "dcserve_http_requests_total", status="404", coding="identity") == 1
+        assert value(m, "dcserve_http_response_body_bytes_total", coding="dcz") == sum(dcz_sizes)
+        assert value(m, "dcserve_http_response_body_bytes_total", coding="gzip") == len(gz)
+        assert value(m, "dcserve_dictionary_negotiations_total", outcome="dcz") == 3
+        assert value(m, "dcserve_dictionary_negotiations_total", outcome="unknownHash") == 1
+        assert value(m, "dcserve_dictionary_negotiations_total", outcome="noDictionaryOffered") == 3
+        assert value(m, "dcserve_variant_cache_lookups_total", result="miss") == 2
+        assert value(m, "dcserve_variant_cache_lookups_total", result="hit") == 2
+        assert value(m, "dcserve_compressible_identity_bytes_total") == 2 * len(V1) + 5 * len(V2)
+        assert value(m, "dcserve_compressible_sent_bytes_total") == 2 * len(V1) + sum(dcz_sizes) + len(V2) + len(gz)
+        # without dictionaries the dcz requests (Accept-Encoding: dcz only) would have got identity
+        assert value(m, "dcserve_compressible_best_plain_bytes_total") == 2 * len(V1) + 4 * len(V2) + len(gz)
+        assert value(m, "dcserve_dictionaries_stored_total") == 2  # v1 and v2 both match the rule
+        assert value(m, "dcserve_stored_dictionaries") == 2
+        assert value(m, "dcserve_open_connections") >= 0
+        assert value(m, "dcserve_compression_duration_seconds_count", coding="dcz", level="3") >= 1
+
+
+def test_health_and_readiness(dcserve_bin, config, tmp_path):
+    with DCServe(dcserve_bin, ["--config", str(config)]) as s:
+        for admin in (False, True):
+            status, h, body = s.get("/healthz", admin=admin)
+            assert status == 200 and body == b"ok\n" and h["Cache-Control"] == "no-store"
+            status, _, body = s.get("/readyz", admin=admin)
+            assert status == 200 and body == b"ready\n"
+        s.get("/static/app.v1.js")
+        shutil.rmtree(tmp_path / "store")
+        status, _, body = s.get("/readyz")
+        assert status == 503 and b"dictionary store" in body
+        (tmp_path / "store").mkdir()
+        assert s.get("/readyz")[0] == 200
+        logs = s.logs()
+    assert "GET /static/app.v1.js 200" in logs
+    assert "/healthz" not in logs and "/readyz" not in logs
+
+
+def test_server_timing_when_enabled(dcserve_bin, config):
+    cfg = json.loads(config.read_text())
+    cfg["compression"]["serverTiming"] = True
+    config.write_text(json.dumps(cfg))
+    with DCServe(dcserve_bin, ["--config", str(config)]) as s:
+        _, h, _ = s.get("/static/app.v2.js", {"Accept-Encoding": "br"})
+        assert re.fullmatch(r'compress;desc="br-5";dur=\d+\.\d{3}', h["Server-Timing"]), h["Server-Timing"]
+        _, h, _ = s.get("/static/app.v2.js", {"Accept-Encoding": "br"})
+        assert re.fullmatch(r'compress;desc="br-(5|11) cached"', h["Server-Timing"]), h["Server-Timing"]
