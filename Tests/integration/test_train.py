@@ -270,3 +270,41 @@ def test_bad_size_and_options(dcserve_bin, corpus, tmp_path):
     r = run(dcserve_bin, "train", "--samples", str(corpus), "--output", str(tmp_path / "no" / "dir" / "x.dict"),
             check=False)
     assert r.returncode != 0 and b"does not exist" in r.stderr
+
+
+def test_end_to_end_trained_dictionary_served_out_of_band(dcserve_bin, brotli_cli, corpus, tmp_path):
+    """Train, start `dcserve serve` with the printed snippet, fetch a held-out page with the dictionary's
+    hash and decode the dcz/dcb answers with independent decoders."""
+    import base64
+
+    from dcserve_server import DCServe
+
+    out = tmp_path / "site.dict"
+    r = run(dcserve_bin, "train", "--samples", str(corpus), "--size", "16K", "--output", str(out),
+            "--match", "/docs/*", "--name", "site", "--json", "--progress", "none")
+    report = json.loads(r.stdout)
+    dictionary = out.read_bytes()
+    config = {"site": {"root": str(corpus)}, "store": {"path": str(tmp_path / "store")},
+              "compression": {"precompress": False}}
+    config.update(report["config"])
+    (tmp_path / "dcserve.json").write_text(json.dumps(config))
+    page = next(n for n in report["samples"]["heldOutNames"] if n.startswith("docs/"))
+    original = (corpus / page).read_bytes()
+    available = ":" + base64.b64encode(hashlib.sha256(dictionary).digest()).decode() + ":"
+    with DCServe(dcserve_bin, ["--config", str(tmp_path / "dcserve.json")]) as server:
+        status, headers, body = server.get("/" + page)
+        assert status == 200 and body == original
+        assert report["link"].split(": ", 1)[1] in headers.get_all("Link")
+        status, headers, body = server.get("/dictionaries/site.dict")
+        assert status == 200 and body == dictionary and "Use-As-Dictionary" in headers
+        status, headers, body = server.get("/" + page, {"Accept-Encoding": "dcz", "Available-Dictionary": available})
+        assert status == 200 and headers["Content-Encoding"] == "dcz", server.logs()
+        assert body[8:40] == hashlib.sha256(dictionary).digest()
+        (tmp_path / "page.dcz").write_bytes(body)
+        assert run("zstd", "-q", "-d", "-c", "-D", str(out), str(tmp_path / "page.dcz")).stdout == original
+        raw = zstandard.ZstdCompressionDict(dictionary, dict_type=zstandard.DICT_TYPE_RAWCONTENT)
+        assert zstandard.ZstdDecompressor(dict_data=raw).decompress(body[40:]) == original
+        status, headers, body = server.get("/" + page, {"Accept-Encoding": "dcb", "Available-Dictionary": available})
+        assert status == 200 and headers["Content-Encoding"] == "dcb", server.logs()
+        (tmp_path / "page.br").write_bytes(body[36:])
+        assert run(brotli_cli, "-d", "-c", "-D", str(out), str(tmp_path / "page.br")).stdout == original
