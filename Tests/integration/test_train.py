@@ -308,3 +308,30 @@ def test_end_to_end_trained_dictionary_served_out_of_band(dcserve_bin, brotli_cl
         assert status == 200 and headers["Content-Encoding"] == "dcb", server.logs()
         (tmp_path / "page.br").write_bytes(body[36:])
         assert run(brotli_cli, "-d", "-c", "-D", str(out), str(tmp_path / "page.br")).stdout == original
+
+
+def _write_store_entry(store, data, rule, path):
+    digest = hashlib.sha256(data).hexdigest()
+    (store / digest).write_bytes(data)
+    (store / (digest + ".json")).write_text(json.dumps({
+        "format_version": 1, "hash": digest, "match": "/docs/*", "path_pattern": "/docs/*", "match_dest": [],
+        "rule": rule, "source_path": path, "first_served": "2026-01-01T00:00:00Z",
+        "last_served": "2026-01-01T00:00:00Z", "max_age": 86400, "byte_size": len(data)}))
+
+
+def test_samples_from_store_rule(dcserve_bin, corpus, tmp_path):
+    store = tmp_path / "store"
+    store.mkdir()
+    pages = sorted(corpus.rglob("*.html"))
+    for p in pages[:24]:
+        _write_store_entry(store, p.read_bytes(), "docs", "/" + str(p.relative_to(corpus)))
+    for p in pages[24:30]:
+        _write_store_entry(store, p.read_bytes(), "other", "/" + str(p.relative_to(corpus)))
+    r = run(dcserve_bin, "train", "--store", str(store), "--rule", "docs", "--size", "8K",
+            "--output", str(tmp_path / "s.dict"), "--json", "--progress", "none")
+    s = json.loads(r.stdout)["samples"]
+    assert s["training"] + s["validation"] + s["heldOut"] == 24
+    r = run(dcserve_bin, "train", "--store", str(store), "--rule", "nope", "--output", str(tmp_path / "n.dict"),
+            check=False)
+    assert r.returncode != 0 and b'no responses for rule "nope"' in r.stderr
+    assert not (tmp_path / "n.dict").exists()
