@@ -108,8 +108,8 @@ public struct DictionaryEvaluation: Sendable {
     }
 }
 
-/// Per-coding results written by worker threads (lock-protected).
-private final class ResultSlots: @unchecked Sendable {
+/// Results written by worker threads (lock-protected), read after they finished.
+final class ResultSlots: @unchecked Sendable {
     private let lock = NSLock()
     private var slots: [Result<Int, any Error>?]
 

@@ -65,7 +65,9 @@ public struct TrainingResult: Sendable {
 ///
 /// Pipeline: split the samples (``TrainingSplit``); build candidates from the training set with
 /// ZDICT (``ZstdDictionaryBuilder``) plus the newest sample itself; compress the validation set with
-/// each candidate through ``DCZ`` at `selectionLevel`; keep the smallest (ties: earlier candidate).
+/// each candidate through ``DCZ`` at `selectionLevel`; keep the smallest (ties: earlier candidate,
+/// in the order fastcover, newest-sample, cover). Scoring of the first candidates runs on a second
+/// thread while cover builds; ZDICT itself always runs single-threaded.
 /// The held-out set is not touched: ``DictionaryEvaluation`` reports on it.
 ///
 /// Deterministic: same samples (by name and bytes), options and seed → same bytes. Runs on the
@@ -84,12 +86,13 @@ public enum DictionaryTrainer {
         coverLimits.maxTrainingBytes = min(options.limits.maxTrainingBytes, options.maxCoverBytes)
         let coverBuffer = buffer.bytes.count > coverLimits.maxTrainingBytes
             ? TrainingBuffer(samples: split.training, limits: coverLimits) : buffer
-        var validation: [[UInt8]] = []
+        var validationSamples: [[UInt8]] = []
         var validationTotal = 0
         for sample in split.validation where validationTotal < options.maxValidationBytes {
-            validation.append(sample.bytes)
+            validationSamples.append(sample.bytes)
             validationTotal += sample.bytes.count
         }
+        let validation = validationSamples
 
         // Plan stages with rough single-core costs (seconds per MiB) measured on HTML.
         let mb = Double(buffer.bytes.count) / 1_048_576
@@ -122,6 +125,36 @@ public enum DictionaryTrainer {
         built.append(("fastcover", optimized.parameters.description, fastContent, Date().timeIntervalSince(clock)))
         progress?.end()
 
+        let newest = split.training.max { a, b in
+            let (ta, tb) = (a.modified ?? .distantPast, b.modified ?? .distantPast)
+            if ta != tb { return ta < tb }
+            if a.bytes.count != b.bytes.count { return a.bytes.count < b.bytes.count }
+            return a.name > b.name
+        }!
+        built.append(("newest-sample", newest.name, Array(newest.bytes.prefix(options.targetSize)), 0))
+
+        // Score the candidates built so far (and plain zstd) on a second thread while cover runs:
+        // each score is a pure function of its inputs, so the result does not depend on timing.
+        let selectionLevel = options.selectionLevel
+        let score: @Sendable ([UInt8]?) throws -> Int = { bytes in
+            let dictionary = bytes.map { CompressionDictionary(bytes: $0) }
+            var total = 0
+            for sample in validation {
+                total += try (dictionary.map { try DCZ.encode(sample, dictionary: $0, level: selectionLevel) }
+                    ?? Zstd.encode(sample, level: selectionLevel)).count
+            }
+            return total
+        }
+        let early = built.map(\.bytes) as [[UInt8]?] + [nil]
+        let earlyScores = ResultSlots(count: early.count)
+        let group = DispatchGroup()
+        defer { group.wait() }  // never leave the scoring thread running past a thrown error
+        DispatchQueue.global().async(group: group) {
+            for (i, bytes) in early.enumerated() {
+                do { earlyScores.set(i, .success(try score(bytes))) } catch { earlyScores.set(i, .failure(error)) }
+            }
+        }
+
         if options.effort != .fast {
             progress?.begin("cover")
             clock = Date()
@@ -137,28 +170,18 @@ public enum DictionaryTrainer {
             progress?.end()
         }
 
-        let newest = split.training.max { a, b in
-            let (ta, tb) = (a.modified ?? .distantPast, b.modified ?? .distantPast)
-            if ta != tb { return ta < tb }
-            if a.bytes.count != b.bytes.count { return a.bytes.count < b.bytes.count }
-            return a.name > b.name
-        }!
-        built.append(("newest-sample", newest.name, Array(newest.bytes.prefix(options.targetSize)), 0))
-
         // Choose on the validation set.
         progress?.begin("choose")
-        let plain = try validation.reduce(0) { $0 + (try Zstd.encode($1, level: options.selectionLevel).count) }
+        var scores: [Int] = []
+        for candidate in built.dropFirst(early.count - 1) { scores.append(try score(candidate.bytes)) }
+        group.wait()
+        let plain = try earlyScores.get(early.count - 1)
+        scores = try (0..<(early.count - 1)).map { try earlyScores.get($0) } + scores
         var candidates: [TrainingCandidate] = []
-        for (i, candidate) in built.enumerated() {
-            let dictionary = CompressionDictionary(bytes: candidate.bytes)
-            var total = 0
-            for sample in validation {
-                total += try DCZ.encode(sample, dictionary: dictionary, level: options.selectionLevel).count
-            }
+        for (candidate, total) in zip(built, scores) {
             candidates.append(TrainingCandidate(
                 method: candidate.method, detail: candidate.detail, bytes: candidate.bytes, validationBytes: total,
                 seconds: candidate.seconds))
-            progress?.advance(to: Double(i + 1) / Double(built.count))
         }
         progress?.end()
         var best = candidates[0]
