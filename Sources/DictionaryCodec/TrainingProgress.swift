@@ -115,7 +115,7 @@ public final class TrainingProgress: Sendable {
             }
             let current = s.current ?? 0
             return Snapshot(
-                stage: s.stages.isEmpty ? "" : s.stages[current].name,
+                stage: s.current == nil ? "starting" : s.stages[current].name,
                 stageIndex: s.stages.count { $0.started != nil },
                 stageCount: s.stages.count, fraction: fraction, elapsed: elapsed, remaining: remaining,
                 finished: s.finished)
