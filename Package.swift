@@ -76,6 +76,7 @@ let package = Package(
                 "DCServe",
                 "HTTPServer",
                 "DictionaryCodec",
+                "DictionaryTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -15,6 +15,7 @@ struct DCServeCommand: AsyncParsableCommand {
             CompressCommand.self,
             DecompressCommand.self,
             InspectCommand.self,
+            TrainCommand.self,
         ]
     )
 

@@ -1,0 +1,194 @@
+import Foundation
+
+/// How much time training may spend to win bytes.
+///
+/// | effort | candidates |
+/// |---|---|
+/// | `fast` | fastCover (d = 8, 4 values of k: what `zstd --train` does) · newest sample |
+/// | `default` | fastCover (d = 6 and 8, 8 values of k) · cover at fastCover's k and d · newest sample |
+/// | `max` | fastCover (d = 6 and 8, 40 values of k) · cover optimised (d = 6 and 8, 8 values of k) · newest sample |
+public enum TrainingEffort: String, Sendable, CaseIterable {
+    case fast
+    case `default`
+    case max
+}
+
+/// Options for ``DictionaryTrainer/train(samples:options:progress:)``.
+public struct DictionaryTrainingOptions: Sendable {
+    /// Allowed dictionary sizes: 1 KiB to 16 MiB (bigger dictionaries exceed what RFC 9842 clients
+    /// keep cheaply and what dcz's window covers well).
+    public static let sizeRange = 1024...(16 << 20)
+
+    /// Size of the dictionary in bytes (the result may be smaller when the samples are).
+    public var targetSize = 100 * 1024
+    /// Seed of the train/validation/held-out split.
+    public var seed: UInt64 = 0
+    /// Fraction of samples held out for the final report.
+    public var heldOutFraction = 0.2
+    public var effort = TrainingEffort.default
+    /// dcz level the candidates are compared at on the validation set.
+    public var selectionLevel = 19
+    /// At most this many validation bytes are compressed per candidate (samples in split order).
+    public var maxValidationBytes = 4 << 20
+    /// At most this many training bytes go to the (memory-hungry) cover builder.
+    public var maxCoverBytes = 64 << 20
+    public var limits = TrainingSampleLimits()
+
+    public init() {}
+}
+
+/// One dictionary the trainer considered.
+public struct TrainingCandidate: Sendable {
+    /// `fastcover`, `cover` or `newest-sample`.
+    public let method: String
+    /// Parameters or the sample's name.
+    public let detail: String
+    public let bytes: [UInt8]
+    /// Total dcz bytes of the validation samples with this dictionary (at the selection level).
+    public let validationBytes: Int
+    /// Seconds spent building it.
+    public let seconds: Double
+}
+
+/// What training produced: the chosen raw dictionary, every candidate and the split used.
+public struct TrainingResult: Sendable {
+    public let dictionary: [UInt8]
+    public let chosen: TrainingCandidate
+    public let candidates: [TrainingCandidate]
+    public let split: TrainingSplit
+    public let trainingBuffer: (pieces: Int, bytes: Int, splitSamples: Int, capped: Bool)
+    /// dcz bytes of the validation samples with no dictionary at all (plain zstd at the selection level).
+    public let validationBytesWithoutDictionary: Int
+}
+
+/// Builds a raw RFC 9842 dictionary from sample responses.
+///
+/// Pipeline: split the samples (``TrainingSplit``); build candidates from the training set with
+/// ZDICT (``ZstdDictionaryBuilder``) plus the newest sample itself; compress the validation set with
+/// each candidate through ``DCZ`` at `selectionLevel`; keep the smallest (ties: earlier candidate,
+/// in the order fastcover, newest-sample, cover). Scoring of the first candidates runs on a second
+/// thread while cover builds; ZDICT itself always runs single-threaded.
+/// The held-out set is not touched: ``DictionaryEvaluation`` reports on it.
+///
+/// Deterministic: same samples (by name and bytes), options and seed → same bytes. Runs on the
+/// calling thread; `progress` may be polled from another.
+public enum DictionaryTrainer {
+    public static func train(
+        samples: [TrainingSample], options: DictionaryTrainingOptions = .init(), progress: TrainingProgress? = nil
+    ) throws -> TrainingResult {
+        guard DictionaryTrainingOptions.sizeRange.contains(options.targetSize) else {
+            throw TrainingError.targetSizeOutOfRange(options.targetSize, allowed: DictionaryTrainingOptions.sizeRange)
+        }
+        let split = try TrainingSplit(
+            samples: samples, heldOutFraction: options.heldOutFraction, seed: options.seed, limits: options.limits)
+        let buffer = TrainingBuffer(samples: split.training, limits: options.limits)
+        var coverLimits = options.limits
+        coverLimits.maxTrainingBytes = min(options.limits.maxTrainingBytes, options.maxCoverBytes)
+        let coverBuffer = buffer.bytes.count > coverLimits.maxTrainingBytes
+            ? TrainingBuffer(samples: split.training, limits: coverLimits) : buffer
+        var validationSamples: [[UInt8]] = []
+        var validationTotal = 0
+        for sample in split.validation where validationTotal < options.maxValidationBytes {
+            validationSamples.append(sample.bytes)
+            validationTotal += sample.bytes.count
+        }
+        let validation = validationSamples
+
+        // Plan stages with rough single-core costs (seconds per MiB) measured on HTML.
+        let mb = Double(buffer.bytes.count) / 1_048_576
+        let coverMB = Double(coverBuffer.bytes.count) / 1_048_576
+        let validationMB = Double(validationTotal) / 1_048_576
+        let (fastD, fastSteps): (Int, Int) = switch options.effort {
+        case .fast: (8, 4)
+        case .default: (0, 8)
+        case .max: (0, 40)
+        }
+        progress?.plan("fastCover", estimatedSeconds: 0.2 + mb * 0.012 * Double(fastSteps * (fastD == 0 ? 2 : 1)) + mb * 0.02)
+        switch options.effort {
+        case .fast: break
+        case .default: progress?.plan("cover", estimatedSeconds: 0.2 + coverMB * 0.5)
+        case .max: progress?.plan("cover", estimatedSeconds: 0.2 + coverMB * (0.8 + 8 * 0.25))
+        }
+        let candidateCount = options.effort == .fast ? 2 : 3
+        progress?.plan("choose", estimatedSeconds: 0.1 + validationMB * 0.4 * Double(candidateCount + 1))
+
+        // Candidates.
+        var built: [(method: String, detail: String, bytes: [UInt8], seconds: Double)] = []
+        progress?.begin("fastCover")
+        var clock = Date()
+        let optimized = try ZstdDictionaryBuilder.optimizeFastCover(
+            buffer, targetSize: options.targetSize, d: fastD, steps: fastSteps)
+        // The optimiser's dictionary was built on 75 % of the pieces; rebuild on all of them.
+        let fastContent = buffer.pieceCount >= 20
+            ? try ZstdDictionaryBuilder.fastCover(buffer, targetSize: options.targetSize, parameters: optimized.parameters)
+            : optimized.content
+        built.append(("fastcover", optimized.parameters.description, fastContent, Date().timeIntervalSince(clock)))
+        progress?.end()
+
+        let newest = split.training.max { a, b in
+            let (ta, tb) = (a.modified ?? .distantPast, b.modified ?? .distantPast)
+            if ta != tb { return ta < tb }
+            if a.bytes.count != b.bytes.count { return a.bytes.count < b.bytes.count }
+            return a.name > b.name
+        }!
+        built.append(("newest-sample", newest.name, Array(newest.bytes.prefix(options.targetSize)), 0))
+
+        // Score the candidates built so far (and plain zstd) on a second thread while cover runs:
+        // each score is a pure function of its inputs, so the result does not depend on timing.
+        let selectionLevel = options.selectionLevel
+        let score: @Sendable ([UInt8]?) throws -> Int = { bytes in
+            let dictionary = bytes.map { CompressionDictionary(bytes: $0) }
+            var total = 0
+            for sample in validation {
+                total += try (dictionary.map { try DCZ.encode(sample, dictionary: $0, level: selectionLevel) }
+                    ?? Zstd.encode(sample, level: selectionLevel)).count
+            }
+            return total
+        }
+        let early = built.map(\.bytes) as [[UInt8]?] + [nil]
+        let earlyScores = ResultSlots(count: early.count)
+        let group = DispatchGroup()
+        defer { group.wait() }  // never leave the scoring thread running past a thrown error
+        DispatchQueue.global().async(group: group) {
+            for (i, bytes) in early.enumerated() {
+                do { earlyScores.set(i, .success(try score(bytes))) } catch { earlyScores.set(i, .failure(error)) }
+            }
+        }
+
+        if options.effort != .fast {
+            progress?.begin("cover")
+            clock = Date()
+            if options.effort == .max {
+                let result = try ZstdDictionaryBuilder.optimizeCover(coverBuffer, targetSize: options.targetSize, d: 0, steps: 8)
+                built.append(("cover", result.parameters.description, result.content, Date().timeIntervalSince(clock)))
+            } else {
+                var parameters = optimized.parameters
+                parameters.f = nil
+                let content = try ZstdDictionaryBuilder.cover(coverBuffer, targetSize: options.targetSize, parameters: parameters)
+                built.append(("cover", parameters.description, content, Date().timeIntervalSince(clock)))
+            }
+            progress?.end()
+        }
+
+        // Choose on the validation set.
+        progress?.begin("choose")
+        var scores: [Int] = []
+        for candidate in built.dropFirst(early.count - 1) { scores.append(try score(candidate.bytes)) }
+        group.wait()
+        let plain = try earlyScores.get(early.count - 1)
+        scores = try (0..<(early.count - 1)).map { try earlyScores.get($0) } + scores
+        var candidates: [TrainingCandidate] = []
+        for (candidate, total) in zip(built, scores) {
+            candidates.append(TrainingCandidate(
+                method: candidate.method, detail: candidate.detail, bytes: candidate.bytes, validationBytes: total,
+                seconds: candidate.seconds))
+        }
+        progress?.end()
+        var best = candidates[0]
+        for candidate in candidates.dropFirst() where candidate.validationBytes < best.validationBytes { best = candidate }
+        return TrainingResult(
+            dictionary: best.bytes, chosen: best, candidates: candidates, split: split,
+            trainingBuffer: (buffer.pieceCount, buffer.bytes.count, buffer.splitSamples, buffer.capped),
+            validationBytesWithoutDictionary: plain)
+    }
+}

@@ -1,0 +1,113 @@
+import DictionaryCodec
+import Foundation
+import Testing
+
+/// Deterministic HTML-like samples sharing a template.
+private func samples(_ count: Int, seed: UInt64 = 1) -> [TrainingSample] {
+    var state = seed
+    func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    let words = ["alpha", "beta", "gamma", "delta", "window", "frame", "offset", "match", "brotli", "zstd", "cache"]
+    return (0..<count).map { i in
+        var body = ""
+        for _ in 0..<(20 + Int(next() % 40)) { body += words[Int(next() % UInt64(words.count))] + " " }
+        let page = "<html><head><title>Page \(i)</title><link rel=stylesheet href=/site.css></head><body>"
+            + "<nav>Home · Docs · API</nav><main>\(body)</main><footer>© dcserve authors</footer></body></html>"
+        return TrainingSample(name: "p\(i).html", bytes: Array(page.utf8))
+    }
+}
+
+@Suite struct TrainingSplitTests {
+    @Test func splitIsAPartitionAndDeterministic() throws {
+        let input = samples(50)
+        let a = try TrainingSplit(samples: input, heldOutFraction: 0.2, seed: 3)
+        let b = try TrainingSplit(samples: input.reversed(), heldOutFraction: 0.2, seed: 3)
+        #expect(a.heldOut.map(\.name) == b.heldOut.map(\.name))
+        #expect(a.training.map(\.name) == b.training.map(\.name))
+        let all = (a.training + a.validation + a.heldOut).map(\.name).sorted()
+        #expect(all == input.map(\.name).sorted())
+        #expect(a.heldOut.count == 10)
+        #expect(a.validation.count == 4)
+        let c = try TrainingSplit(samples: input, heldOutFraction: 0.2, seed: 4)
+        #expect(c.heldOut.map(\.name) != a.heldOut.map(\.name))
+    }
+
+    @Test func badInputsAreTypedErrors() {
+        #expect(throws: TrainingError.noSamples) { try TrainingSplit(samples: [], heldOutFraction: 0.2, seed: 0) }
+        #expect(throws: TrainingError.tooFewSamples(found: 4, required: 10)) {
+            try TrainingSplit(samples: samples(4), heldOutFraction: 0.2, seed: 0)
+        }
+        let tiny = (0..<20).map { TrainingSample(name: "t\($0)", bytes: [1, 2, 3]) }
+        #expect(throws: TrainingError.samplesTooSmall(count: 20, minimumSize: 32)) {
+            try TrainingSplit(samples: tiny, heldOutFraction: 0.2, seed: 0)
+        }
+        #expect(throws: TrainingError.heldOutFractionOutOfRange(1.5)) {
+            try TrainingSplit(samples: samples(20), heldOutFraction: 1.5, seed: 0)
+        }
+    }
+
+    @Test func largeSamplesAreSplitIntoPieces() {
+        var limits = TrainingSampleLimits()
+        limits.trainingChunkSize = 1000
+        let buffer = TrainingBuffer(samples: [TrainingSample(name: "big", bytes: Array(repeating: 7, count: 2500))], limits: limits)
+        #expect(buffer.pieceSizes == [1000, 1000, 500])
+        #expect(buffer.splitSamples == 1)
+    }
+}
+
+@Suite struct DictionaryTrainerTests {
+    @Test func trainsARawDeterministicDictionaryThatHelps() throws {
+        var options = DictionaryTrainingOptions()
+        options.targetSize = 4096
+        let input = samples(120)
+        let first = try DictionaryTrainer.train(samples: input, options: options)
+        let second = try DictionaryTrainer.train(samples: input.shuffled(), options: options)
+        #expect(first.dictionary == second.dictionary)
+        #expect(first.dictionary.count <= 4096 && first.dictionary.count > 0)
+        #expect(!ZstdDictionaryBuilder.hasZstdDictionaryMagic(first.dictionary))
+        #expect(first.candidates.count == 3)
+        #expect(first.chosen.validationBytes == first.candidates.map(\.validationBytes).min())
+
+        let evaluation = try DictionaryEvaluation.evaluate(dictionary: first.dictionary, samples: first.split.heldOut.map(\.bytes))
+        let dcz = try #require(evaluation.measurement(.dcz, level: 19))
+        let zstd = try #require(evaluation.measurement(.zstd, level: 19))
+        #expect(dcz.bytes < zstd.bytes)
+        #expect(evaluation.measurements.count == 7)
+        // Every held-out response round-trips through the dictionary codings.
+        let dictionary = CompressionDictionary(bytes: first.dictionary)
+        for sample in first.split.heldOut {
+            let body = try DCZ.encode(sample.bytes, dictionary: dictionary, level: 19)
+            #expect(try DCZ.decode(body, dictionary: dictionary, maxOutput: 1 << 20) == sample.bytes)
+        }
+    }
+
+    @Test func rawContentStripsTheZstdHeader() throws {
+        var buffer = TrainingBuffer(samples: samples(60))
+        let optimized = try ZstdDictionaryBuilder.optimizeFastCover(buffer, targetSize: 2048, d: 8, steps: 2)
+        #expect(optimized.content.count <= 2048)
+        #expect(!ZstdDictionaryBuilder.hasZstdDictionaryMagic(optimized.content))
+        buffer = TrainingBuffer(samples: [])
+        #expect(throws: TrainingError.self) { try ZstdDictionaryBuilder.cover(buffer, targetSize: 2048, parameters: .init(k: 200, d: 8)) }
+    }
+
+    @Test func progressReachesOneAndEstimates() {
+        let progress = TrainingProgress()
+        progress.plan("a", estimatedSeconds: 1)
+        progress.plan("b", estimatedSeconds: 3)
+        progress.begin("a")
+        progress.end()
+        progress.begin("b")
+        progress.advance(to: 0.5)
+        let mid = progress.snapshot()
+        #expect(mid.stage == "b" && mid.stageIndex == 2 && mid.stageCount == 2)
+        #expect(abs(mid.fraction - 2.5 / 4) < 1e-9)
+        #expect(mid.remaining != nil)
+        progress.finish()
+        #expect(progress.snapshot().fraction == 1)
+    }
+}
