@@ -10,12 +10,12 @@ struct DCServeCommand: AsyncParsableCommand {
         abstract: "A shared-dictionary compression HTTP server (RFC 9842: dcb and dcz).",
         version: versionText,
         subcommands: [
-            HashCommand.self,
             ServeCommand.self,
+            TrainCommand.self,
             CompressCommand.self,
             DecompressCommand.self,
+            HashCommand.self,
             InspectCommand.self,
-            TrainCommand.self,
         ]
     )
 
