@@ -13,10 +13,13 @@ struct ConditionalRequest: Sendable {
         ifModifiedSince = fields[.ifModifiedSince]
     }
 
+    /// True when the request carries either condition.
+    var isPresent: Bool { !ifNoneMatch.isEmpty || ifModifiedSince != nil }
+
     /// `response` itself, or a 304 carrying the fields RFC 9110 §15.4.5 asks for when a condition
     /// says the client's copy is current. Only 200 responses are turned into 304s.
     func evaluate(_ response: HTTPServerResponse) -> HTTPServerResponse {
-        guard response.head.status == .ok else { return response }
+        guard isPresent, response.head.status == .ok else { return response }
         let fields = response.head.headerFields
         let notModified: Bool
         if !ifNoneMatch.isEmpty {

@@ -39,6 +39,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     private let storedThisRun = Mutex(Set<DictionaryHash>())
     /// `Available-Dictionary` values parsed once each (clients send the same few values again and again).
     private let availableDictionaries = BoundedMemo<String, AvailableDictionary.Parsed>()
+    /// Whether a `Content-Type` value is an already-compressed media type, decided once per value.
+    private let precompressedTypes = BoundedMemo<String, Bool>(capacity: 1024)
     /// `Use-As-Dictionary` values serialised once per (rule, path).
     private let advertisements = BoundedMemo<String, String?>()
 
@@ -67,8 +69,10 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         }
         let conditions = ConditionalRequest(request.head.headerFields)
         var inner = request
-        inner.head.headerFields[.ifNoneMatch] = nil
-        inner.head.headerFields[.ifModifiedSince] = nil
+        if conditions.isPresent {  // mutating the fields copies them: only when there is something to strip
+            inner.head.headerFields[.ifNoneMatch] = nil
+            inner.head.headerFields[.ifModifiedSince] = nil
+        }
         next.handle(inner) { response in
             respond(self.process(request, response, conditions))
         }
@@ -87,8 +91,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         let scope = rules.dictionaryScope(for: path)
         let fields = response.head.headerFields
         let alreadyEncoded = fields[.contentEncoding].map { $0.lowercased() != "identity" } ?? false
-        let compressible = !alreadyEncoded && !CompressionEligibility.isPrecompressed(contentType: fields[.contentType])
-            && Int(length) >= settings.minimumBytes
+        let compressible = !alreadyEncoded && Int(length) >= settings.minimumBytes
+            && !precompressedTypes.value(for: fields[.contentType] ?? "") { CompressionEligibility.isPrecompressed(contentType: $0) }
         guard advertising != nil || compressible else {
             return conditions.evaluate(response)
         }

@@ -54,10 +54,13 @@ public struct DictionaryRuleSet: Sendable {
     /// Whether stored dictionaries may be used to compress `path`: nil when no rule's `compress`
     /// pattern (and no out-of-band dictionary's `match`) covers it.
     public func dictionaryScope(for path: Substring) -> DictionaryScope? {
-        let rulesInScope = rules.filter { $0.compress.contains { $0.matches(path: path) } }
-        let outOfBandInScope = outOfBandCompress.contains { $0.pattern.matches(path: path) }
-        guard !rulesInScope.isEmpty || outOfBandInScope else { return nil }
-        return DictionaryScope(allowPrivate: rulesInScope.contains { $0.allowPrivate })
+        var found = false, allowPrivate = false
+        for rule in rules where rule.compress.contains(where: { $0.matches(path: path) }) {
+            found = true
+            allowPrivate = allowPrivate || rule.allowPrivate
+        }
+        if !found { found = outOfBandCompress.contains { $0.pattern.matches(path: path) } }
+        return found ? DictionaryScope(allowPrivate: allowPrivate) : nil
     }
 }
 
