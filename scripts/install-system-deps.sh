@@ -3,7 +3,7 @@
 # something is missing. Usage: scripts/install-system-deps.sh [build|test]
 set -euo pipefail
 profile=${1:-build}
-pkgs=(libzstd-dev libssl-dev pkg-config zstd curl ca-certificates python3 python3-venv python3-pip)
+pkgs=(libzstd-dev libssl-dev zlib1g-dev pkg-config zstd curl ca-certificates python3 python3-venv python3-pip)
 if [ "$profile" = test ]; then
   pkgs+=(chromium wrk nginx openssl)
 fi

@@ -12,6 +12,9 @@ struct DCServeCommand: AsyncParsableCommand {
         subcommands: [
             HashCommand.self,
             ServeCommand.self,
+            CompressCommand.self,
+            DecompressCommand.self,
+            InspectCommand.self,
         ]
     )
 

@@ -1,32 +1,49 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import DCServe
 import HTTPServer
 import Logging
 
-/// `dcserve serve --root DIR [--port N] [--host ADDR]`: serve static files until SIGTERM/SIGINT.
+/// `dcserve serve`: the dictionary-compression server, until SIGTERM/SIGINT.
 ///
-/// Options map one-to-one onto `ServerConfiguration` in `makeConfiguration()`, so a config file
-/// (added later) can produce the same struct and the options override it.
+/// Two ways to start it: `--config FILE` (the JSON configuration, with `DCSERVE_*` environment
+/// overrides), or quick mode for client developers, `--root DIR --dictionaries PATTERN [--store DIR]`,
+/// which needs no file. Command-line options override the file.
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve a directory over HTTP/1.1.",
-        discussion: "Binds 127.0.0.1 unless --host says otherwise. --port 0 picks a free port; the log line "
-            + "'listening on http://HOST:PORT' names it. SIGTERM/SIGINT shut down gracefully."
+        abstract: "Serve a directory over HTTP/1.1 with dictionary compression (dcb/dcz).",
+        discussion: """
+            Start with --config FILE, or in quick mode with --root DIR and one or more --dictionaries PATTERN \
+            (every response whose path matches PATTERN becomes a dictionary with match=PATTERN, and matching \
+            resources are compressed against any stored dictionary whose match covers them). \
+            Binds 127.0.0.1 unless --host says otherwise. --port 0 picks a free port; the log line \
+            'listening on http://HOST:PORT' names it. SIGTERM/SIGINT shut down gracefully.
+            """
     )
 
-    @Option(help: "Document root directory.")
-    var root: String
+    @Option(help: "Configuration file (JSON; see Config/dcserve.json). Options given here override it.")
+    var config: String?
 
-    @Option(help: "TCP port; 0 picks a free one.")
-    var port: UInt16 = 8080
+    @Option(help: "Document root directory (overrides site.root).")
+    var root: String?
+
+    @Option(name: .customLong("dictionaries"), help: ArgumentHelp(
+        "Quick mode: a URL path pattern whose responses become dictionaries (repeatable).", valueName: "pattern"))
+    var dictionaryPatterns: [String] = []
+
+    @Option(help: "Dictionary store directory (overrides store.path; default dictionaries/).")
+    var store: String?
+
+    @Option(help: "TCP port; 0 picks a free one (overrides server.port; default 8080).")
+    var port: UInt16?
 
     @Option(help: "Address to bind (IPv4 or IPv6 literal). Repeat for several.")
     var host: [String] = []
 
-    @Option(help: "Seconds to let in-flight requests finish on SIGTERM/SIGINT before closing connections.")
-    var shutdownTimeout: Double = 10
+    @Option(help: "Seconds to let in-flight requests finish on SIGTERM/SIGINT before closing connections (overrides server.shutdownDeadlineSeconds).")
+    var shutdownTimeout: Double?
 
     @Option(help: "Seconds a request head may take to arrive (slowloris defence).")
     var headerTimeout: Double = 10
@@ -34,11 +51,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds a request body may take to arrive.")
     var bodyTimeout: Double = 30
 
-    @Option(help: "Seconds an idle keep-alive connection stays open.")
-    var idleTimeout: Double = 60
+    @Option(help: "Seconds an idle keep-alive connection stays open (overrides server.idleTimeoutSeconds).")
+    var idleTimeout: Double?
 
-    @Option(help: "Most concurrent connections; more get 503 and are closed.")
-    var maxConnections: Int = 16_384
+    @Option(help: "Most concurrent connections; more get 503 and are closed (overrides server.maxConnections).")
+    var maxConnections: Int?
 
     @Option(help: "Most requests per keep-alive connection.")
     var maxRequestsPerConnection: Int = 10_000
@@ -46,26 +63,49 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Largest request body in bytes.")
     var maxBodyBytes: Int = 1 << 20
 
-    @Flag(inversion: .prefixedNo, help: "One log line per request (logger dcserve.access, level info).")
-    var accessLog = true
+    @Flag(inversion: .prefixedNo, help: "One log line per request (logger dcserve.access, level info; overrides server.accessLog).")
+    var accessLog: Bool?
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level \(logLevel)") }
-        for t in [shutdownTimeout, headerTimeout, bodyTimeout, idleTimeout] where !(t > 0) {
+        for t in [shutdownTimeout, headerTimeout, bodyTimeout, idleTimeout].compactMap({ $0 }) where !(t > 0) {
             throw ValidationError("timeouts must be positive")
+        }
+        if config == nil && root == nil {
+            throw ValidationError("give --config FILE, or --root DIR (with --dictionaries PATTERN) for quick mode")
         }
     }
 
-    func makeConfiguration() -> ServerConfiguration {
+    /// The application configuration: the file (if any), then the command line on top.
+    func makeApplicationConfiguration() async throws -> DCServeConfiguration {
+        var c = DCServeConfiguration()
+        if let config { c = try await ConfigurationLoader.load(file: config) }
+        if let root { c.site.root = root }
+        if let store { c.store.path = store }
+        if let port { c.server.port = Int(port) }
+        if let host = host.first { c.server.host = host }
+        if let idleTimeout { c.server.idleTimeoutSeconds = Int(idleTimeout.rounded(.up)) }
+        if let shutdownTimeout { c.server.shutdownDeadlineSeconds = Int(shutdownTimeout.rounded(.up)) }
+        if let maxConnections { c.server.maxConnections = maxConnections }
+        if let accessLog { c.server.accessLog = accessLog }
+        for (i, pattern) in dictionaryPatterns.enumerated() {
+            c.rules.append(DictionaryRule(name: "quick\(i + 1)", match: pattern))
+        }
+        try c.validate()
+        return c
+    }
+
+    func makeConfiguration(_ app: DCServeConfiguration) -> ServerConfiguration {
         var c = ServerConfiguration()
-        c.listenAddresses = (host.isEmpty ? ["127.0.0.1"] : host).map { (host: $0, port: port) }
+        let port = UInt16(app.server.port)
+        c.listenAddresses = (host.isEmpty ? [app.server.host] : host).map { (host: $0, port: port) }
         c.headerReadTimeout = .milliseconds(Int(headerTimeout * 1000))
         c.bodyReadTimeout = .milliseconds(Int(bodyTimeout * 1000))
-        c.idleTimeout = .milliseconds(Int(idleTimeout * 1000))
-        c.maxConnections = maxConnections
+        c.idleTimeout = .milliseconds(Int((idleTimeout ?? Double(app.server.idleTimeoutSeconds)) * 1000))
+        c.maxConnections = app.server.maxConnections
         c.maxRequestsPerConnection = maxRequestsPerConnection
         c.limits.maxBodyBytes = maxBodyBytes
         return c
@@ -80,17 +120,19 @@ struct ServeCommand: AsyncParsableCommand {
         }
         var logger = Logger(label: "dcserve")
         logger.logLevel = level
-        var accessLogger = Logger(label: "dcserve.access")
-        accessLogger.logLevel = accessLog ? level : .critical
-
-        let handler: StaticFileHandler
+        let appConfiguration: DCServeConfiguration
+        let app: DCServeApplication
         do {
-            handler = try StaticFileHandler(root: root)
-        } catch {
-            throw CLIError("\(error)")
+            appConfiguration = try await makeApplicationConfiguration()
+            app = try DCServeApplication(configuration: appConfiguration, logger: logger)
+        } catch let error as ConfigurationError {
+            throw CLIError(error.description)
         }
-        let configuration = makeConfiguration()
-        let server = HTTPServer(configuration: configuration, handler: handler, accessLog: AccessLog(logger: accessLogger))
+        var accessLogger = Logger(label: "dcserve.access")
+        accessLogger.logLevel = appConfiguration.server.accessLog ? level : .critical
+
+        let configuration = makeConfiguration(appConfiguration)
+        let server = HTTPServer(configuration: configuration, handler: app.handler, accessLog: AccessLog(logger: accessLogger))
         do {
             try server.start()
         } catch let error as SocketError {
@@ -100,14 +142,17 @@ struct ServeCommand: AsyncParsableCommand {
         }
         for address in server.boundAddresses {
             let host = address.host.contains(":") ? "[\(address.host)]" : address.host
-            logger.info("listening on http://\(host):\(address.port)", metadata: ["root": "\(handler.resolvedRoot)"])
+            logger.info("listening on http://\(host):\(address.port)", metadata: [
+                "root": "\(app.staticFiles.resolvedRoot)", "store": "\(appConfiguration.store.path)",
+                "rules": "\(appConfiguration.rules.map(\.name).joined(separator: ","))"])
         }
 
         let forced = await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
             ShutdownSignals.install(logger: logger) {
-                server.shutdown(deadline: .milliseconds(Int(shutdownTimeout * 1000))) { forced in done.resume(returning: forced) }
+                server.shutdown(deadline: .seconds(appConfiguration.server.shutdownDeadlineSeconds)) { forced in done.resume(returning: forced) }
             }
         }
+        app.stop()
         logger.info("stopped", metadata: ["forced": "\(forced)"])
     }
 }

@@ -1,0 +1,24 @@
+import DictionaryCodec
+import DictionaryTransport
+
+/// What the compression middleware reports as it works (metrics, tests). Implementations must be
+/// thread-safe and cheap: every method is called on the request path.
+public protocol CompressionObserver: Sendable {
+    /// The negotiation outcome for one response.
+    func decided(_ decision: EncodingDecision, path: Substring)
+    /// A variant-cache lookup.
+    func variantCache(hit: Bool)
+    /// One encode finished (request path or background).
+    func encoded(coding: ContentCoding, level: Int, duration: Duration)
+    /// A dictionary was stored for the first time by this process.
+    func storedDictionary(_ hash: DictionaryHash, bytes: Int)
+}
+
+/// Reports nothing.
+public struct NoCompressionObserver: CompressionObserver {
+    public init() {}
+    public func decided(_ decision: EncodingDecision, path: Substring) {}
+    public func variantCache(hit: Bool) {}
+    public func encoded(coding: ContentCoding, level: Int, duration: Duration) {}
+    public func storedDictionary(_ hash: DictionaryHash, bytes: Int) {}
+}

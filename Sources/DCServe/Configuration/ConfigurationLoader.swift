@@ -1,0 +1,132 @@
+import Configuration
+import DictionaryCodec
+import Foundation
+import SystemPackage
+
+/// Loads `DCServeConfiguration` from a JSON file with environment overrides, through
+/// apple/swift-configuration.
+///
+/// Precedence: environment (`DCSERVE_` + the key in upper snake case, e.g. `DCSERVE_SERVER_PORT=9000`,
+/// arrays comma-separated) over the file over built-in defaults. swift-configuration has no arrays
+/// of objects, so rules are named: `dictionaries.rules` lists the names and `dictionaries.<name>.*`
+/// holds each rule (likewise `outOfBand.names` / `outOfBand.<name>.*`).
+///
+/// Relative paths are relative to the working directory. Every key the file contains must be known (a typo is an error naming the key); every value must
+/// have the right type and range. Errors are `ConfigurationError`s.
+public enum ConfigurationLoader {
+    public static func load(
+        file: String,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) async throws -> DCServeConfiguration {
+        guard FileManager.default.fileExists(atPath: file) else {
+            throw ConfigurationError(key: file, "configuration file not found")
+        }
+        let json: Any
+        do {
+            json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file)))
+        } catch {
+            throw ConfigurationError(key: file, "not valid JSON (\(error.localizedDescription))")
+        }
+        try ConfigurationSchema.checkKnownKeys(json)
+
+        let env = KeyMappingProvider(upstream: EnvironmentVariablesProvider(environmentVariables: environment)) {
+            $0.prepending(["dcserve"])
+        }
+        let fileProvider = try await FileProvider<JSONSnapshot>(filePath: FilePath(file))
+        let reader = ConfigValues(ConfigReader(providers: [env, fileProvider]))
+        let configuration = try read(reader)
+        try configuration.validate()
+        return configuration
+    }
+
+    static func read(_ r: ConfigValues) throws -> DCServeConfiguration {
+        var c = DCServeConfiguration()
+        c.server.host = try r.string("server.host") ?? c.server.host
+        c.server.port = try r.int("server.port") ?? c.server.port
+        c.server.maxConnections = try r.int("server.maxConnections") ?? c.server.maxConnections
+        c.server.idleTimeoutSeconds = try r.int("server.idleTimeoutSeconds") ?? c.server.idleTimeoutSeconds
+        c.server.shutdownDeadlineSeconds = try r.int("server.shutdownDeadlineSeconds") ?? c.server.shutdownDeadlineSeconds
+        c.server.accessLog = try r.bool("server.accessLog") ?? c.server.accessLog
+        c.site.root = try r.string("site.root") ?? c.site.root
+        c.store.path = try r.string("store.path") ?? c.store.path
+        c.store.maxBytes = try r.int("store.maxBytes") ?? c.store.maxBytes
+        c.store.maxEntriesPerRule = try r.int("store.maxEntriesPerRule") ?? c.store.maxEntriesPerRule
+        c.store.retainAfterExpirySeconds = try r.int("store.retainAfterExpirySeconds") ?? c.store.retainAfterExpirySeconds
+
+        if let names = try r.stringArray("compression.preference") {
+            c.compression.preference = try names.map { name in
+                guard let coding = ContentCoding(token: name), coding != .identity else {
+                    throw ConfigurationError(key: "compression.preference", "unknown coding \"\(name)\" (use dcz, dcb, zstd, br, gzip)")
+                }
+                return coding
+            }
+        }
+        c.compression.minimumBytes = try r.int("compression.minimumBytes") ?? c.compression.minimumBytes
+        c.compression.variantCacheBytes = try r.int("compression.variantCacheBytes") ?? c.compression.variantCacheBytes
+        c.compression.precompress = try r.bool("compression.precompress") ?? c.compression.precompress
+        for coding in ContentCoding.allCases where coding != .identity {
+            if let level = try r.int("compression.levels.\(coding).fast") { c.compression.fastLevels[coding] = level }
+            if let level = try r.int("compression.levels.\(coding).best") { c.compression.bestLevels[coding] = level }
+        }
+
+        for name in try r.stringArray("dictionaries.rules") ?? [] {
+            let k = "dictionaries.\(name)"
+            guard let match = try r.string("\(k).match") else {
+                throw ConfigurationError(key: "\(k).match", "required: the URL pattern clients match requests against")
+            }
+            var rule = DictionaryRule(
+                name: name, match: match,
+                resources: try r.string("\(k).resources"), compress: try r.stringArray("\(k).compress"))
+            rule.matchDest = try r.stringArray("\(k).matchDest") ?? []
+            switch try r.string("\(k).id") {
+            case nil, "": rule.id = .none
+            case "$path": rule.id = .path
+            case let fixed?: rule.id = .fixed(fixed)
+            }
+            rule.maxAgeSeconds = try r.int("\(k).maxAge") ?? rule.maxAgeSeconds
+            rule.allowPrivate = try r.bool("\(k).allowPrivate") ?? false
+            c.rules.append(rule)
+        }
+
+        for name in try r.stringArray("outOfBand.names") ?? [] {
+            let k = "outOfBand.\(name)"
+            func required(_ field: String, _ what: String) throws -> String {
+                guard let v = try r.string("\(k).\(field)") else { throw ConfigurationError(key: "\(k).\(field)", "required: \(what)") }
+                return v
+            }
+            var entry = OutOfBandDictionary(
+                name: name, file: try required("file", "the dictionary file"),
+                path: try required("path", "the path dcserve serves the dictionary at"),
+                match: try required("match", "the URL pattern the dictionary applies to"),
+                advertiseOn: try required("advertiseOn", "the pages that carry the Link header"))
+            entry.matchDest = try r.stringArray("\(k).matchDest") ?? []
+            entry.id = try r.string("\(k).id")
+            entry.maxAgeSeconds = try r.int("\(k).maxAge") ?? entry.maxAgeSeconds
+            if let origin = try r.string("\(k).allowOrigin") { entry.allowOrigin = origin.isEmpty ? nil : origin }
+            c.outOfBand.append(entry)
+        }
+        return c
+    }
+}
+
+/// Typed reads that tell "absent" (nil) from "present but wrong" (a `ConfigurationError` naming the key).
+struct ConfigValues {
+    let reader: ConfigReader
+    init(_ reader: ConfigReader) { self.reader = reader }
+
+    private func get<T>(_ key: String, _ kind: String, _ body: (ConfigKey) throws -> T) throws -> T? {
+        do {
+            return try body(ConfigKey(key))
+        } catch {
+            if "\(error)".hasPrefix("Missing required config value") { return nil }
+            throw ConfigurationError(key: key, "must be \(kind)")
+        }
+    }
+
+    func string(_ key: String) throws -> String? { try get(key, "a string") { try reader.requiredString(forKey: $0) } }
+    func int(_ key: String) throws -> Int? { try get(key, "an integer") { try reader.requiredInt(forKey: $0) } }
+    func bool(_ key: String) throws -> Bool? { try get(key, "true or false") { try reader.requiredBool(forKey: $0) } }
+    func stringArray(_ key: String) throws -> [String]? {
+        try get(key, "an array of strings") { try reader.requiredStringArray(forKey: $0) }
+    }
+}

@@ -1,0 +1,63 @@
+/// The keys a configuration file may contain, so a misspelt key is refused instead of ignored.
+enum ConfigurationSchema {
+    static let sections: [String: Set<String>] = [
+        "server": ["host", "port", "maxConnections", "idleTimeoutSeconds", "shutdownDeadlineSeconds", "accessLog"],
+        "site": ["root"],
+        "store": ["path", "maxBytes", "maxEntriesPerRule", "retainAfterExpirySeconds"],
+        "compression": ["preference", "minimumBytes", "variantCacheBytes", "precompress", "levels"],
+    ]
+    static let ruleKeys: Set<String> = ["match", "resources", "matchDest", "id", "maxAge", "compress", "allowPrivate"]
+    static let outOfBandKeys: Set<String> = ["file", "path", "match", "matchDest", "id", "maxAge", "advertiseOn", "allowOrigin"]
+    static let levelKeys: Set<String> = ["fast", "best"]
+
+    /// Throws `ConfigurationError` for the first key (in sorted order) the schema does not know.
+    static func checkKnownKeys(_ json: Any) throws {
+        guard let top = json as? [String: Any] else {
+            throw ConfigurationError(key: "(top level)", "must be a JSON object")
+        }
+        for (section, value) in top.sorted(by: { $0.key < $1.key }) {
+            switch section {
+            case "dictionaries":
+                try checkNamed(value, section: section, listKey: "rules", allowed: ruleKeys)
+            case "outOfBand":
+                try checkNamed(value, section: section, listKey: "names", allowed: outOfBandKeys)
+            default:
+                guard let allowed = sections[section] else {
+                    throw ConfigurationError(key: section, "unknown section (known: \((sections.keys.sorted() + ["dictionaries", "outOfBand"]).joined(separator: ", ")))")
+                }
+                let object = try objectValue(value, key: section)
+                for key in object.keys.sorted() where !allowed.contains(key) {
+                    throw ConfigurationError(key: "\(section).\(key)", "unknown key (known: \(allowed.sorted().joined(separator: ", ")))")
+                }
+                if section == "compression", let levels = object["levels"] {
+                    for (coding, entry) in try objectValue(levels, key: "compression.levels").sorted(by: { $0.key < $1.key }) {
+                        guard ["dcz", "dcb", "zstd", "br", "gzip"].contains(coding) else {
+                            throw ConfigurationError(key: "compression.levels.\(coding)", "unknown coding")
+                        }
+                        for key in try objectValue(entry, key: "compression.levels.\(coding)").keys.sorted() where !levelKeys.contains(key) {
+                            throw ConfigurationError(key: "compression.levels.\(coding).\(key)", "unknown key (known: best, fast)")
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    private static func checkNamed(_ value: Any, section: String, listKey: String, allowed: Set<String>) throws {
+        let object = try objectValue(value, key: section)
+        let names = (object[listKey] as? [Any] ?? []).compactMap { $0 as? String }
+        for (key, entry) in object.sorted(by: { $0.key < $1.key }) where key != listKey {
+            guard names.contains(key) else {
+                throw ConfigurationError(key: "\(section).\(key)", "not listed in \(section).\(listKey) (list it, or remove it)")
+            }
+            for field in try objectValue(entry, key: "\(section).\(key)").keys.sorted() where !allowed.contains(field) {
+                throw ConfigurationError(key: "\(section).\(key).\(field)", "unknown key (known: \(allowed.sorted().joined(separator: ", ")))")
+            }
+        }
+    }
+
+    private static func objectValue(_ value: Any, key: String) throws -> [String: Any] {
+        guard let object = value as? [String: Any] else { throw ConfigurationError(key: key, "must be a JSON object") }
+        return object
+    }
+}

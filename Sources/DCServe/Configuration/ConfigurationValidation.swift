@@ -1,0 +1,85 @@
+import DictionaryCodec
+import DictionaryTransport
+import Foundation
+
+extension DCServeConfiguration {
+    /// Fetch destinations (WHATWG Fetch) a `match-dest` may name; `""` is fetch()/XHR.
+    static let fetchDestinations: Set<String> = [
+        "", "audio", "audioworklet", "document", "embed", "font", "frame", "iframe", "image", "json",
+        "manifest", "object", "paintworklet", "report", "script", "serviceworker", "sharedworker",
+        "style", "track", "video", "webidentity", "worker", "xslt",
+    ]
+
+    /// Valid level ranges per coding (dcb needs quality >= 5 for brotli to use the dictionary).
+    static let levelRanges: [ContentCoding: ClosedRange<Int>] = [
+        .dcz: 1...22, .zstd: 1...22, .dcb: 5...11, .br: 0...11, .gzip: 1...9,
+    ]
+
+    /// Checks ranges and cross-field rules; throws the first problem as a `ConfigurationError`.
+    /// URL patterns must be path patterns (starting with `/`) that `URLPattern` accepts.
+    public func validate() throws {
+        func check(_ ok: Bool, _ key: String, _ reason: String) throws {
+            if !ok { throw ConfigurationError(key: key, reason) }
+        }
+        try check((0...65_535).contains(server.port), "server.port", "must be 0…65535 (0 picks a free port)")
+        try check(!server.host.isEmpty, "server.host", "must not be empty")
+        try check(server.maxConnections > 0, "server.maxConnections", "must be positive")
+        try check(server.idleTimeoutSeconds > 0, "server.idleTimeoutSeconds", "must be positive")
+        try check(server.shutdownDeadlineSeconds >= 0, "server.shutdownDeadlineSeconds", "must not be negative")
+        try check(!site.root.isEmpty, "site.root", "must name the document root")
+        try check(!store.path.isEmpty, "store.path", "must name the dictionary store directory")
+        try check(store.maxBytes > 0, "store.maxBytes", "must be positive")
+        try check(store.maxEntriesPerRule > 0, "store.maxEntriesPerRule", "must be positive")
+        try check(store.retainAfterExpirySeconds >= 0, "store.retainAfterExpirySeconds", "must not be negative")
+        try check(!compression.preference.isEmpty, "compression.preference", "must list at least one coding")
+        try check(Set(compression.preference).count == compression.preference.count, "compression.preference", "lists a coding twice")
+        try check(compression.minimumBytes >= 0, "compression.minimumBytes", "must not be negative")
+        try check(compression.variantCacheBytes >= 0, "compression.variantCacheBytes", "must not be negative")
+        for (coding, range) in Self.levelRanges {
+            for (kind, levels) in [("fast", compression.fastLevels), ("best", compression.bestLevels)] {
+                if let level = levels[coding] {
+                    try check(range.contains(level), "compression.levels.\(coding).\(kind)", "must be \(range.lowerBound)…\(range.upperBound)")
+                }
+            }
+        }
+        var names = Set<String>()
+        for rule in rules {
+            let k = "dictionaries.\(rule.name)"
+            try check(names.insert(rule.name).inserted, k, "rule name used twice")
+            try check(rule.maxAgeSeconds > 0, "\(k).maxAge", "must be positive: browsers ignore dictionaries that are not fresh")
+            for dest in rule.matchDest {
+                try check(Self.fetchDestinations.contains(dest), "\(k).matchDest", "\"\(dest)\" is not a Fetch destination")
+            }
+            if case .fixed(let id) = rule.id { try checkID(id, key: "\(k).id") }
+            try checkPattern(rule.match, key: "\(k).match")
+            try checkPattern(rule.resources, key: "\(k).resources")
+            for pattern in rule.compress { try checkPattern(pattern, key: "\(k).compress") }
+        }
+        for entry in outOfBand {
+            let k = "outOfBand.\(entry.name)"
+            try check(entry.maxAgeSeconds > 0, "\(k).maxAge", "must be positive")
+            try check(entry.path.hasPrefix("/"), "\(k).path", "must be an absolute path starting with /")
+            for dest in entry.matchDest {
+                try check(Self.fetchDestinations.contains(dest), "\(k).matchDest", "\"\(dest)\" is not a Fetch destination")
+            }
+            if let id = entry.id { try checkID(id, key: "\(k).id") }
+            try checkPattern(entry.match, key: "\(k).match")
+            try checkPattern(entry.advertiseOn, key: "\(k).advertiseOn")
+            try check(FileManager.default.isReadableFile(atPath: entry.file), "\(k).file", "\(entry.file) is not a readable file")
+        }
+    }
+
+    private func checkPattern(_ pattern: String, key: String) throws {
+        do {
+            try URLPattern.validate(pattern)
+        } catch {
+            throw ConfigurationError(key: key, error.description)
+        }
+    }
+
+    private func checkID(_ id: String, key: String) throws {
+        guard id.utf8.count <= 1024, id.utf8.allSatisfy({ (0x20...0x7e).contains($0) }) else {
+            throw ConfigurationError(key: key, "must be at most 1024 printable ASCII characters")
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import DictionaryCodec
+
+/// Everything `dcserve serve` runs with, after the file, the environment and the command line were
+/// merged and validated. A plain value: build it with `ConfigurationLoader` (file + environment) or
+/// by hand (quick mode, tests); `validate()` is the single place that checks it.
+public struct DCServeConfiguration: Sendable, Equatable {
+    public var server = Server()
+    public var site = Site()
+    public var store = Store()
+    public var compression = Compression()
+    /// Dictionary rules in declaration order; the first rule whose `resources` pattern matches a
+    /// response's path decides how it is advertised.
+    public var rules: [DictionaryRule] = []
+    /// Out-of-band dictionaries advertised with `Link: <…>; rel="compression-dictionary"`.
+    public var outOfBand: [OutOfBandDictionary] = []
+
+    public init() {}
+
+    public struct Server: Sendable, Equatable {
+        public var host = "127.0.0.1"
+        public var port = 8080
+        public var maxConnections = 10_000
+        public var idleTimeoutSeconds = 60
+        public var shutdownDeadlineSeconds = 10
+        public var accessLog = true
+        public init() {}
+    }
+
+    public struct Site: Sendable, Equatable {
+        /// Document root served as static files.
+        public var root = "examples/site"
+        public init() {}
+    }
+
+    public struct Store: Sendable, Equatable {
+        /// Directory of the content-addressed dictionary store.
+        public var path = "dictionaries"
+        /// Retention: total bytes of stored dictionaries.
+        public var maxBytes = 256 << 20
+        /// Retention: stored dictionaries per rule (oldest by last use go first).
+        public var maxEntriesPerRule = 64
+        /// Retention: how long a dictionary is kept after its freshness (max-age) expired.
+        public var retainAfterExpirySeconds = 30 * 86_400
+        public init() {}
+    }
+
+    public struct Compression: Sendable, Equatable {
+        /// Codings in server preference order (ties in the client's q-values go to the first).
+        public var preference: [ContentCoding] = [.dcz, .dcb, .zstd, .br, .gzip]
+        /// Bodies smaller than this are sent as they are.
+        public var minimumBytes = 256
+        /// Byte budget of the encoded-variant cache.
+        public var variantCacheBytes = 256 << 20
+        /// Encode deltas from stored previous versions of each static resource at start-up.
+        public var precompress = true
+        /// Level used on a cache miss, in the request path.
+        public var fastLevels: [ContentCoding: Int] = [.dcz: 3, .dcb: 5, .zstd: 3, .br: 5, .gzip: 6]
+        /// Level of the background re-encode that replaces the fast variant.
+        public var bestLevels: [ContentCoding: Int] = [.dcz: 19, .dcb: 11, .zstd: 19, .br: 11, .gzip: 9]
+        public init() {}
+    }
+}
+
+/// Which responses become dictionaries and how they are advertised (`Use-As-Dictionary`).
+public struct DictionaryRule: Sendable, Equatable {
+    /// How the `id` member is chosen.
+    public enum IDSource: Sendable, Equatable {
+        case none
+        case fixed(String)
+        /// The request path of the dictionary response.
+        case path
+    }
+
+    public var name: String
+    /// Path pattern of the responses that are advertised as dictionaries.
+    public var resources: String
+    /// The `match` member sent to clients (which later requests may use the dictionary).
+    public var match: String
+    public var matchDest: [String] = []
+    public var id: IDSource = .none
+    /// `Cache-Control: max-age` of dictionary responses (must be > 0 for browsers to keep them).
+    public var maxAgeSeconds = 86_400
+    /// Path patterns of the resources that may be compressed against this rule's dictionaries.
+    public var compress: [String]
+    /// Allow dictionary compression of private responses (cookies, authorization) for this rule.
+    public var allowPrivate = false
+
+    public init(name: String, match: String, resources: String? = nil, compress: [String]? = nil) {
+        self.name = name
+        self.match = match
+        self.resources = resources ?? match
+        self.compress = compress ?? [match]
+    }
+}
+
+/// A dictionary file served from a fixed path and advertised with `Link` on matching pages.
+public struct OutOfBandDictionary: Sendable, Equatable {
+    public var name: String
+    /// The dictionary's bytes on disk (e.g. the output of `dcserve train`).
+    public var file: String
+    /// The path dcserve serves it at.
+    public var path: String
+    public var match: String
+    public var matchDest: [String] = []
+    public var id: String?
+    public var maxAgeSeconds = 86_400
+    /// Pages whose responses carry the `Link` header.
+    public var advertiseOn: String
+    /// `Access-Control-Allow-Origin` on the dictionary response (browsers fetch it in CORS mode).
+    public var allowOrigin: String? = "*"
+
+    public init(name: String, file: String, path: String, match: String, advertiseOn: String) {
+        self.name = name
+        self.file = file
+        self.path = path
+        self.match = match
+        self.advertiseOn = advertiseOn
+    }
+}

@@ -1,0 +1,87 @@
+import Dispatch
+import DictionaryCodec
+import DictionaryTransport
+import Foundation
+import HTTPServer
+import Logging
+
+/// dcserve as an application: the dictionary store, the caches, and the handler chain
+/// (compression middleware → out-of-band dictionaries → static files) built from one
+/// `DCServeConfiguration`. Also runs the store's housekeeping (flushing `lastServed`, retention).
+///
+/// Thread-safety: immutable after `init`; its parts are thread-safe. The housekeeping timer is only
+/// cancelled after `init` (DispatchSource's cancel is thread-safe), hence `@unchecked Sendable`.
+/// `stop()` flushes the store.
+public final class DCServeApplication: @unchecked Sendable {
+    public let configuration: DCServeConfiguration
+    public let store: DirectoryDictionaryStore
+    public let library: DictionaryLibrary
+    public let variants: VariantCache
+    public let background: BackgroundEncoder<VariantKey>
+    public let handler: any HTTPHandler
+    public let staticFiles: StaticFileHandler
+    let logger: Logger
+    private let housekeeping: DispatchSourceTimer
+
+    /// How often `lastServed` updates are written and retention is applied.
+    public static let housekeepingInterval: DispatchTimeInterval = .seconds(60)
+
+    public init(configuration: DCServeConfiguration, observer: any CompressionObserver = NoCompressionObserver(),
+                logger: Logger = Logger(label: "dcserve")) throws {
+        self.configuration = configuration
+        self.logger = logger
+        let c = configuration
+        do {
+            staticFiles = try StaticFileHandler(root: c.site.root)
+        } catch {
+            throw ConfigurationError(key: "site.root", "\(error)")
+        }
+        do {
+            store = try DirectoryDictionaryStore(
+                directory: c.store.path,
+                retention: DictionaryRetention(maxTotalBytes: c.store.maxBytes, maxCountPerRule: c.store.maxEntriesPerRule,
+                                               keepPastExpiry: TimeInterval(c.store.retainAfterExpirySeconds)),
+                logger: Logger(label: "dcserve.dictionary-store"))
+        } catch {
+            throw ConfigurationError(key: "store.path", "\(error)")
+        }
+        library = DictionaryLibrary(store: store)
+        variants = VariantCache(budget: c.compression.variantCacheBytes)
+        background = BackgroundEncoder(maxConcurrent: 1)
+        let rules = try DictionaryRuleSet(rules: c.rules, outOfBand: c.outOfBand)
+        let outOfBand = try OutOfBandDictionaryMiddleware(c.outOfBand, store: store)
+        let compression = DictionaryCompressionMiddleware(
+            rules: rules, settings: c.compression, store: store, library: library, variants: variants,
+            resources: ResourceCache(budget: max(c.compression.variantCacheBytes / 2, 1 << 20)),
+            background: background, observer: observer, logger: logger)
+        handler = staticFiles.wrapped(in: [compression, outOfBand])
+
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "dcserve.housekeeping"))
+        housekeeping = timer
+        let store = self.store, library = self.library
+        timer.schedule(deadline: .now() + Self.housekeepingInterval, repeating: Self.housekeepingInterval)
+        timer.setEventHandler {
+            Self.housekeep(store: store, library: library, logger: logger)
+        }
+        timer.resume()
+        if c.compression.precompress {
+            Precompressor(rules: rules, configuration: c, store: store, library: library, variants: variants,
+                          background: background, logger: logger).start()
+        }
+    }
+
+    /// Writes pending store updates and applies retention.
+    static func housekeep(store: DirectoryDictionaryStore, library: DictionaryLibrary, logger: Logger) {
+        do { try store.flush() } catch { logger.error("cannot flush dictionary store", metadata: ["error": "\(error)"]) }
+        for removal in store.prune(now: Date()) {
+            library.forget(removal.hash)
+            logger.info("dictionary removed by retention", metadata: ["hash": "\(removal.hash.hex)", "reason": "\(removal.reason.rawValue)"])
+        }
+    }
+
+    /// Stops housekeeping and flushes the store (call at shutdown).
+    public func stop() {
+        housekeeping.cancel()
+        Self.housekeep(store: store, library: library, logger: logger)
+    }
+}

@@ -1,0 +1,244 @@
+import DictionaryCodec
+import DictionaryTransport
+import Foundation
+import HTTPServer
+import HTTPTypes
+import Logging
+import Synchronization
+
+/// The dictionary-compression step: one middleware around any handler (static files, a proxy).
+///
+/// For GET/HEAD responses with status 200 it
+/// 1. marks responses whose path matches a rule's `resources` as dictionaries (`Use-As-Dictionary`,
+///    a fresh `Cache-Control`) and stores their bytes in the dictionary store, by SHA-256;
+/// 2. negotiates the coding (``Negotiation/decide``: Accept-Encoding, Available-Dictionary, the §9.3.3
+///    gate, privacy, eligibility) and sends a cached variant or encodes one at the fast level, queueing
+///    a best-level encode in the background;
+/// 3. sets `Content-Encoding`, `Vary`, a distinct ETag per variant, and answers `If-None-Match` /
+///    `If-Modified-Since` itself against the chosen variant (the inner handler never sees them, so a
+///    304 always refers to the representation the client would get).
+/// Range requests pass through as identity (only `Vary` is added). Other methods, statuses and
+/// streamed bodies pass through untouched. Encoding errors fall back to identity (never a 500).
+///
+/// Thread-safety: immutable configuration plus thread-safe caches; `handle` may run on any
+/// connection queue concurrently.
+public final class DictionaryCompressionMiddleware: HTTPMiddleware {
+    /// Bodies larger than this are passed through as they are (not read into memory).
+    public static let maximumBodyBytes = 64 << 20
+
+    let rules: DictionaryRuleSet
+    let settings: DCServeConfiguration.Compression
+    let store: any DictionaryStore
+    let library: DictionaryLibrary
+    let variants: VariantCache
+    let resources: ResourceCache
+    let background: BackgroundEncoder<VariantKey>
+    let observer: any CompressionObserver
+    let logger: Logger
+    /// Hashes stored by this process: later serves only update `lastServed` (no disk write).
+    private let storedThisRun = Mutex(Set<DictionaryHash>())
+
+    public init(rules: DictionaryRuleSet, settings: DCServeConfiguration.Compression, store: any DictionaryStore,
+                library: DictionaryLibrary, variants: VariantCache, resources: ResourceCache,
+                background: BackgroundEncoder<VariantKey>, observer: any CompressionObserver = NoCompressionObserver(),
+                logger: Logger) {
+        self.rules = rules
+        self.settings = settings
+        self.store = store
+        self.library = library
+        self.variants = variants
+        self.resources = resources
+        self.background = background
+        self.observer = observer
+        self.logger = logger
+    }
+
+    public func handle(_ request: HTTPServerRequest, next: any HTTPHandler,
+                       respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+        let method = request.head.method
+        guard method == .get || method == .head else { return next.handle(request, respond: respond) }
+        if request.head.headerFields[.range] != nil {
+            next.handle(request) { response in respond(self.identityForRange(request, response)) }
+            return
+        }
+        let conditions = ConditionalRequest(request.head.headerFields)
+        var inner = request
+        inner.head.headerFields[.ifNoneMatch] = nil
+        inner.head.headerFields[.ifModifiedSince] = nil
+        next.handle(inner) { response in
+            respond(self.process(request, response, conditions))
+        }
+    }
+
+    // MARK: - Steps
+
+    func process(_ request: HTTPServerRequest, _ response: HTTPServerResponse,
+                 _ conditions: ConditionalRequest) -> HTTPServerResponse {
+        guard response.head.status == .ok, let length = response.body.knownLength,
+              length <= Self.maximumBodyBytes else {
+            return response
+        }
+        let path = request.pathWithoutQuery
+        let advertising = rules.advertisingRule(for: path)
+        let scope = rules.dictionaryScope(for: path)
+        let fields = response.head.headerFields
+        let alreadyEncoded = fields[.contentEncoding].map { $0.lowercased() != "identity" } ?? false
+        let compressible = !alreadyEncoded && !CompressionEligibility.isPrecompressed(contentType: fields[.contentType])
+            && Int(length) >= settings.minimumBytes
+        guard advertising != nil || compressible else {
+            return conditions.evaluate(response)
+        }
+        guard let resource = identity(of: response, path: path) else { return response }
+
+        var out = response
+        out.body = .bytes(resource.bytes)
+        if let rule = advertising { advertise(resource, rule: rule, path: path, fields: &out.head.headerFields) }
+
+        let decision = negotiate(request, out.head.headerFields, resource: resource, path: path, scope: scope)
+        observer.decided(decision, path: path)
+        switch decision {
+        case .notAcceptable:
+            return .text(.notAcceptable, "406 Not Acceptable: no content coding the client accepts can be produced")
+        case .plain(.identity, _):
+            break
+        case .plain(let coding, _):
+            if let variant = variant(of: resource, coding: coding, dictionary: nil) {
+                apply(variant, coding: coding, dictionary: nil, to: &out)
+            }
+        case .dictionary(let coding, let hash):
+            if let dictionary = library.lookup(hash)?.dictionary,
+               let variant = variant(of: resource, coding: coding, dictionary: dictionary) {
+                apply(variant, coding: coding, dictionary: hash, to: &out)
+                store.recordServed(hash, at: Date())
+            }
+        }
+        if scope != nil {
+            VaryField.addDictionaryNames(to: &out.head.headerFields)
+        } else if compressible {
+            out.head.headerFields[.vary] = VaryField.merged(existing: out.head.headerFields[values: .vary], adding: ["Accept-Encoding"])
+        }
+        return conditions.evaluate(out)
+    }
+
+    /// The identity bytes and hash of a response body, from the resource cache when the inner handler
+    /// gave an ETag; nil when the body cannot be read (the response is then passed through).
+    func identity(of response: HTTPServerResponse, path: Substring) -> ResourceCache.Entry? {
+        let etag = response.head.headerFields[.eTag]
+        if let etag, let hit = resources.entry(path: path, etag: etag) { return hit }
+        let bytes: [UInt8]
+        switch response.body {
+        case .bytes(let b): bytes = b
+        case .file(let f):
+            do { bytes = try f.readAll() } catch {
+                logger.warning("cannot read response body for compression", metadata: ["path": "\(path)", "error": "\(error)"])
+                return nil
+            }
+        case .stream: return nil
+        }
+        return resources.insert(path: path, etag: etag, bytes: bytes)
+    }
+
+    /// Adds `Use-As-Dictionary` and a fresh `Cache-Control`, and makes sure the store holds the bytes.
+    func advertise(_ resource: ResourceCache.Entry, rule: DictionaryRuleSet.Rule, path: Substring, fields: inout HTTPFields) {
+        let advertisement = rule.advertisement(path: path)
+        guard let value = try? advertisement.fieldValue() else { return }
+        let now = Date()
+        let isNew = storedThisRun.withLock { $0.insert(resource.hash).inserted }
+        if isNew {
+            do {
+                _ = try store.put(resource.bytes, description: DictionaryDescription(
+                    pattern: rule.match, matchDestinations: rule.matchDest, id: advertisement.id,
+                    rule: rule.name, sourcePath: String(path), maxAge: rule.maxAgeSeconds), now: now)
+                observer.storedDictionary(resource.hash, bytes: resource.bytes.count)
+            } catch {
+                // Not advertising a dictionary we could not store: the client could never use it.
+                _ = storedThisRun.withLock { $0.remove(resource.hash) }
+                logger.error("cannot store dictionary; not advertising it", metadata: ["path": "\(path)", "error": "\(error)"])
+                return
+            }
+        } else {
+            store.recordServed(resource.hash, at: now)
+        }
+        fields[.useAsDictionary] = value
+        fields[.cacheControl] = "max-age=\(rule.maxAgeSeconds)"
+    }
+
+    func negotiate(_ request: HTTPServerRequest, _ responseFields: HTTPFields, resource: ResourceCache.Entry,
+                   path: Substring, scope: DictionaryScope?) -> EncodingDecision {
+        var codings = Set(settings.preference)
+        if scope == nil { codings.subtract([.dcb, .dcz]) }
+        var policy = NegotiationPolicy(codings: codings, minimumBodySize: settings.minimumBytes,
+                                       allowsPrivateResponses: scope?.allowPrivate ?? false)
+        policy.preference = settings.preference
+        var sizes: [ContentCoding: Int] = [:]
+        for coding in settings.preference where !coding.usesDictionary {
+            sizes[coding] = variants.bestEntry(resource: resource.hash, dictionary: nil, coding: coding)?.bytes.count
+        }
+        if let offered = AvailableDictionary.parse(request.head.headerFields).value?.hash {
+            for coding in [ContentCoding.dcz, .dcb] {
+                sizes[coding] = variants.bestEntry(resource: resource.hash, dictionary: offered, coding: coding)?.bytes.count
+            }
+        }
+        return Negotiation.decide(request: request.head.headerFields, path: String(path), response: responseFields,
+                                  bodySize: resource.bytes.count, policy: policy, knownSizes: sizes) { hash in
+            self.library.lookup(hash)?.candidate
+        }
+    }
+
+    /// The encoded body from the cache, or encoded now at the fast level (then the best level is
+    /// queued in the background). nil when encoding failed (logged; identity is sent).
+    func variant(of resource: ResourceCache.Entry, coding: ContentCoding, dictionary: CompressionDictionary?) -> CachedVariant? {
+        let key = VariantKey(resource: resource.hash, dictionary: dictionary?.hash, coding: coding)
+        if let cached = variants.bestEntry(for: key) {
+            observer.variantCache(hit: true)
+            return cached
+        }
+        observer.variantCache(hit: false)
+        let fast = settings.fastLevels[coding] ?? coding.defaultLevel(.onTheFly)
+        let best = settings.bestLevels[coding] ?? coding.defaultLevel(.precompressed)
+        let encoded: CachedVariant
+        do {
+            let start = ContinuousClock.now
+            encoded = CachedVariant(bytes: try coding.encode(resource.bytes, dictionary: dictionary, level: fast), level: fast)
+            observer.encoded(coding: coding, level: fast, duration: ContinuousClock.now - start)
+        } catch {
+            logger.error("encoding failed; sending identity", metadata: ["coding": "\(coding)", "error": "\(error)"])
+            return nil
+        }
+        _ = variants.insert(encoded, for: key)
+        if best != fast {
+            let bytes = resource.bytes
+            let variants = self.variants, observer = self.observer, logger = self.logger
+            _ = background.submit(key) {
+                do {
+                    let start = ContinuousClock.now
+                    let better = CachedVariant(bytes: try coding.encode(bytes, dictionary: dictionary, level: best), level: best)
+                    observer.encoded(coding: coding, level: best, duration: ContinuousClock.now - start)
+                    _ = variants.insert(better, for: key)
+                } catch {
+                    logger.error("background encoding failed", metadata: ["coding": "\(coding)", "error": "\(error)"])
+                }
+            }
+        }
+        return encoded
+    }
+
+    func apply(_ variant: CachedVariant, coding: ContentCoding, dictionary: DictionaryHash?, to response: inout HTTPServerResponse) {
+        response.body = .bytes(variant.bytes)
+        response.head.headerFields[.contentEncoding] = coding.rawValue
+        response.head.headerFields[.acceptRanges] = nil
+        if let etag = response.head.headerFields[.eTag] {
+            response.head.headerFields[.eTag] = VariantETag.make(from: etag, coding: coding, level: variant.level, dictionary: dictionary)
+        }
+    }
+
+    /// Range requests are answered by the inner handler as identity; the response still varies.
+    func identityForRange(_ request: HTTPServerRequest, _ response: HTTPServerResponse) -> HTTPServerResponse {
+        var out = response
+        if rules.dictionaryScope(for: request.pathWithoutQuery) != nil,
+           out.head.status == .ok || out.head.status == .partialContent {
+            VaryField.addDictionaryNames(to: &out.head.headerFields)
+        }
+        return out
+    }
+}

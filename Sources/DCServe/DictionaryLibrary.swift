@@ -1,0 +1,54 @@
+import DictionaryCodec
+import DictionaryTransport
+import Synchronization
+
+/// Verified dictionaries from the store as `CompressionDictionary` objects, kept so that their
+/// prepared forms (zstd CDict, brotli prepared dictionary — milliseconds per MB to build) are made
+/// once and shared by every request.
+///
+/// Thread-safe. Holds at most `capacity` dictionaries (least recently used dropped first); the store
+/// is the source of truth and re-verifies bytes whenever it loads them from disk.
+public final class DictionaryLibrary: Sendable {
+    private struct State {
+        var loaded: [DictionaryHash: (dictionary: CompressionDictionary, candidate: DictionaryCandidate, tick: UInt64)] = [:]
+        var tick: UInt64 = 0
+    }
+
+    public let store: any DictionaryStore
+    public let capacity: Int
+    private let state = Mutex(State())
+
+    public init(store: any DictionaryStore, capacity: Int = 128) {
+        self.store = store
+        self.capacity = capacity
+    }
+
+    /// The dictionary with `hash` and what negotiation needs to know about it; nil when the store
+    /// does not hold a valid one.
+    public func lookup(_ hash: DictionaryHash) -> (dictionary: CompressionDictionary, candidate: DictionaryCandidate)? {
+        if let hit = state.withLock({ s -> (CompressionDictionary, DictionaryCandidate)? in
+            guard let e = s.loaded[hash] else { return nil }
+            s.tick &+= 1
+            s.loaded[hash]!.tick = s.tick
+            return (e.dictionary, e.candidate)
+        }) {
+            return hit
+        }
+        guard let stored = store.get(hash), let candidate = stored.metadata.candidate(hash: hash) else { return nil }
+        let dictionary = CompressionDictionary(bytes: stored.bytes)
+        guard dictionary.hash == hash else { return nil }
+        state.withLock { s in
+            s.tick &+= 1
+            s.loaded[hash] = (dictionary, candidate, s.tick)
+            if s.loaded.count > capacity, let victim = s.loaded.min(by: { $0.value.tick < $1.value.tick }) {
+                s.loaded.removeValue(forKey: victim.key)
+            }
+        }
+        return (dictionary, candidate)
+    }
+
+    /// Forgets a dictionary (e.g. after retention removed it from the store).
+    public func forget(_ hash: DictionaryHash) {
+        _ = state.withLock { $0.loaded.removeValue(forKey: hash) }
+    }
+}

@@ -1,0 +1,68 @@
+import DictionaryCodec
+import DictionaryTransport
+
+/// The configuration's dictionary rules and out-of-band dictionaries, with their URL patterns
+/// compiled once at start-up. Immutable and `Sendable`: shared by every request.
+public struct DictionaryRuleSet: Sendable {
+    /// One rule, compiled.
+    public struct Rule: Sendable {
+        public let name: String
+        public let resources: URLPattern
+        public let match: URLPattern
+        public let matchDest: [String]
+        public let id: DictionaryRule.IDSource
+        public let maxAgeSeconds: Int
+        public let compress: [URLPattern]
+        public let allowPrivate: Bool
+
+        /// The `Use-As-Dictionary` value for a dictionary served at `path`.
+        public func advertisement(path: Substring) -> UseAsDictionary {
+            let id: DictionaryID? = switch self.id {
+            case .none: nil
+            case .fixed(let value): DictionaryID(value)
+            case .path: DictionaryID(String(path))
+            }
+            return UseAsDictionary(match: match.source, matchDestinations: matchDest, id: id)
+        }
+    }
+
+    public let rules: [Rule]
+    /// Patterns of resources compressible against out-of-band dictionaries (their `match`).
+    public let outOfBandCompress: [(pattern: URLPattern, name: String)]
+
+    /// Compiles the configuration's patterns; throws `ConfigurationError` naming the bad key.
+    public init(rules: [DictionaryRule], outOfBand: [OutOfBandDictionary]) throws {
+        func compile(_ p: String, _ key: String) throws -> URLPattern {
+            do { return try URLPattern(p, base: nil) } catch { throw ConfigurationError(key: key, error.description) }
+        }
+        self.rules = try rules.map { r in
+            Rule(name: r.name,
+                 resources: try compile(r.resources, "dictionaries.\(r.name).resources"),
+                 match: try compile(r.match, "dictionaries.\(r.name).match"),
+                 matchDest: r.matchDest, id: r.id, maxAgeSeconds: r.maxAgeSeconds,
+                 compress: try r.compress.map { try compile($0, "dictionaries.\(r.name).compress") },
+                 allowPrivate: r.allowPrivate)
+        }
+        outOfBandCompress = try outOfBand.map { (try compile($0.match, "outOfBand.\($0.name).match"), $0.name) }
+    }
+
+    /// The first rule whose `resources` pattern matches `path`: responses for it become dictionaries.
+    public func advertisingRule(for path: Substring) -> Rule? {
+        rules.first { $0.resources.matches(path: path) }
+    }
+
+    /// Whether stored dictionaries may be used to compress `path`: nil when no rule's `compress`
+    /// pattern (and no out-of-band dictionary's `match`) covers it.
+    public func dictionaryScope(for path: Substring) -> DictionaryScope? {
+        let rulesInScope = rules.filter { $0.compress.contains { $0.matches(path: path) } }
+        let outOfBandInScope = outOfBandCompress.contains { $0.pattern.matches(path: path) }
+        guard !rulesInScope.isEmpty || outOfBandInScope else { return nil }
+        return DictionaryScope(allowPrivate: rulesInScope.contains { $0.allowPrivate })
+    }
+}
+
+/// What the rules say about compressing one path against stored dictionaries.
+public struct DictionaryScope: Sendable, Equatable {
+    /// A matching rule explicitly allows dictionary compression of private responses.
+    public let allowPrivate: Bool
+}

@@ -1,0 +1,146 @@
+import CBrotli
+
+/// Streaming brotli compressor for `br` bodies and, given a dictionary, `dcb` bodies (36-byte header,
+/// the dictionary's cached RAW `BrotliEncoderPreparedDictionary` attached as a raw prefix, quality
+/// raised to at least 5 so brotli actually uses it). Window: lgwin 24 (16 MiB) for dcb, 22 for br;
+/// never large-window mode. See `ContentEncoder` for the contract.
+public final class BrotliEncoder: ContentEncoder {
+    public let coding: ContentCoding
+    private let state: OpaquePointer
+    private let prepared: PreparedBrotliDictionary?
+    private var pendingHeader: [UInt8]
+    private let staging = OutputStaging(capacity: 128 * 1024)
+    private var finished = false
+
+    /// lgwin for dcb: RFC 9842 §4 allows at most 16 MiB (24), which also reaches furthest into the
+    /// dictionary.
+    public static let dcbWindowBits = 24
+    /// lgwin for plain br: brotli's default.
+    public static let brWindowBits = Int(BROTLI_DEFAULT_WINDOW)
+
+    /// A plain `br` encoder at `quality` (0...11).
+    public convenience init(quality: Int) throws {
+        try self.init(coding: .br, quality: quality, dictionary: nil, inputSize: nil)
+    }
+
+    /// A `dcb` encoder with `dictionary` at `quality` (clamped to 5...11).
+    public convenience init(dictionary: CompressionDictionary, quality: Int) throws {
+        try self.init(coding: .dcb, quality: quality, dictionary: dictionary, inputSize: nil)
+    }
+
+    init(coding: ContentCoding, quality: Int, dictionary: CompressionDictionary?, inputSize: Int?) throws {
+        self.coding = coding
+        guard let state = BrotliEncoderCreateInstance(nil, nil, nil) else {
+            throw CodecError.encoderFailure("BrotliEncoderCreateInstance failed")
+        }
+        self.state = state
+        let quality = coding.effectiveLevel(quality)
+        let lgwin = coding == .dcb ? Self.dcbWindowBits : Self.brWindowBits
+        var ok = BrotliEncoderSetParameter(state, BROTLI_PARAM_QUALITY, UInt32(quality)) != 0
+        ok = ok && BrotliEncoderSetParameter(state, BROTLI_PARAM_LGWIN, UInt32(lgwin)) != 0
+        ok = ok && BrotliEncoderSetParameter(state, BROTLI_PARAM_LARGE_WINDOW, 0) != 0
+        if let inputSize {
+            ok = ok && BrotliEncoderSetParameter(
+                state, BROTLI_PARAM_SIZE_HINT, UInt32(clamping: inputSize)) != 0
+        }
+        if let dictionary {
+            do {
+                let prepared = try dictionary.preparedForBrotli(quality: quality)
+                ok = ok && BrotliEncoderAttachPreparedDictionary(state, prepared.prepared) != 0
+                self.prepared = prepared
+            } catch {
+                BrotliEncoderDestroyInstance(state)
+                throw error
+            }
+            pendingHeader = DictionaryFrameHeader(coding: .dcb, hash: dictionary.hash).bytes
+        } else {
+            prepared = nil
+            pendingHeader = []
+        }
+        guard ok else {
+            BrotliEncoderDestroyInstance(state)
+            throw CodecError.encoderFailure("brotli rejected a parameter or the dictionary")
+        }
+    }
+
+    deinit { BrotliEncoderDestroyInstance(state) }
+
+    public func update(_ input: UnsafeRawBufferPointer) throws -> [UInt8] {
+        try compress(input, BROTLI_OPERATION_PROCESS)
+    }
+
+    public func flush() throws -> [UInt8] {
+        try compress(UnsafeRawBufferPointer(start: nil, count: 0), BROTLI_OPERATION_FLUSH)
+    }
+
+    public func finish() throws -> [UInt8] {
+        let out = try compress(UnsafeRawBufferPointer(start: nil, count: 0), BROTLI_OPERATION_FINISH)
+        finished = true
+        return out
+    }
+
+    private func compress(_ input: UnsafeRawBufferPointer, _ operation: BrotliEncoderOperation) throws -> [UInt8] {
+        guard !finished else { throw CodecError.encoderFailure("encoder already finished") }
+        var output = pendingHeader
+        pendingHeader = []
+        var availableIn = input.count
+        var nextIn = input.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        while true {
+            var availableOut = staging.capacity
+            var nextOut: UnsafeMutablePointer<UInt8>? = staging.base
+            guard BrotliEncoderCompressStream(state, operation, &availableIn, &nextIn, &availableOut, &nextOut, nil) != 0
+            else { throw CodecError.encoderFailure("BrotliEncoderCompressStream failed") }
+            staging.drain(staging.capacity - availableOut, into: &output)
+            let pending = BrotliEncoderHasMoreOutput(state) != 0
+            switch operation {
+            case BROTLI_OPERATION_FINISH:
+                if BrotliEncoderIsFinished(state) != 0 { return output }
+            default:
+                if availableIn == 0 && !pending { return output }
+            }
+        }
+    }
+
+    /// One-shot: header + brotli stream written straight into an array sized header +
+    /// `BrotliEncoderMaxCompressedSize`; spills into a second buffer only if brotli ever exceeds its
+    /// own bound.
+    func compressWhole(_ input: UnsafeRawBufferPointer) throws -> [UInt8] {
+        let header = pendingHeader
+        pendingHeader = []
+        finished = true
+        let maxBody = BrotliEncoderMaxCompressedSize(input.count)
+        guard maxBody > 0 else {
+            // Input too large for brotli's bound arithmetic: fall back to streaming.
+            finished = false
+            pendingHeader = header
+            var out = try update(input)
+            out += try finish()
+            return out
+        }
+        var availableIn = input.count
+        var nextIn = input.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        let capacity = header.count + maxBody
+        var complete = false
+        var output = try [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+            let base = buffer.baseAddress!
+            header.withUnsafeBufferPointer { base.update(from: $0.baseAddress!, count: $0.count) }
+            var availableOut = maxBody
+            var nextOut: UnsafeMutablePointer<UInt8>? = base + header.count
+            guard BrotliEncoderCompressStream(
+                state, BROTLI_OPERATION_FINISH, &availableIn, &nextIn, &availableOut, &nextOut, nil) != 0
+            else { throw CodecError.encoderFailure("BrotliEncoderCompressStream failed") }
+            count = capacity - availableOut
+            complete = BrotliEncoderIsFinished(state) != 0
+        }
+        while !complete {
+            var availableOut = staging.capacity
+            var nextOut: UnsafeMutablePointer<UInt8>? = staging.base
+            guard BrotliEncoderCompressStream(
+                state, BROTLI_OPERATION_FINISH, &availableIn, &nextIn, &availableOut, &nextOut, nil) != 0
+            else { throw CodecError.encoderFailure("BrotliEncoderCompressStream failed") }
+            staging.drain(staging.capacity - availableOut, into: &output)
+            complete = BrotliEncoderIsFinished(state) != 0
+        }
+        return rightSized(output)
+    }
+}

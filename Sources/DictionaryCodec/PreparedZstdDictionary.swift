@@ -1,0 +1,49 @@
+import CZstd
+
+/// A raw-content `ZSTD_CDict` for one compression level, referencing (not copying) the bytes of its
+/// `CompressionDictionary`, which it keeps alive.
+///
+/// Thread-safety: immutable after creation; zstd allows one CDict to be referenced by many `ZSTD_CCtx`
+/// on different threads at once.
+final class PreparedZstdCompressionDictionary: @unchecked Sendable {
+    let dictionary: CompressionDictionary
+    let level: Int
+    let cdict: OpaquePointer
+
+    init(dictionary: CompressionDictionary, level: Int) throws {
+        self.dictionary = dictionary
+        self.level = level
+        // Parameters tuned for the dictionary size with unknown source size (the largest tables for
+        // the level). The frame's window log is set per encoder (ZSTD_c_windowLog survives refCDict).
+        let cParams = ZSTD_getCParams(Int32(level), UInt64(ZSTD_CONTENTSIZE_UNKNOWN), dictionary.count)
+        guard let cdict = ZSTD_createCDict_advanced(
+            dictionary.baseAddress, dictionary.count, ZSTD_dlm_byRef, ZSTD_dct_rawContent, cParams,
+            ZSTD_customMem(customAlloc: nil, customFree: nil, opaque: nil))
+        else {
+            throw CodecError.encoderFailure("ZSTD_createCDict_advanced failed (out of memory?)")
+        }
+        self.cdict = cdict
+    }
+
+    deinit { ZSTD_freeCDict(cdict) }
+}
+
+/// A raw-content `ZSTD_DDict`, referencing the bytes of its `CompressionDictionary`, which it keeps
+/// alive. Thread-safety: read-only after creation; shareable by many `ZSTD_DCtx`.
+final class PreparedZstdDecompressionDictionary: @unchecked Sendable {
+    let dictionary: CompressionDictionary
+    let ddict: OpaquePointer
+
+    init(dictionary: CompressionDictionary) throws {
+        self.dictionary = dictionary
+        guard let ddict = ZSTD_createDDict_advanced(
+            dictionary.baseAddress, dictionary.count, ZSTD_dlm_byRef, ZSTD_dct_rawContent,
+            ZSTD_customMem(customAlloc: nil, customFree: nil, opaque: nil))
+        else {
+            throw CodecError.encoderFailure("ZSTD_createDDict_advanced failed (out of memory?)")
+        }
+        self.ddict = ddict
+    }
+
+    deinit { ZSTD_freeDDict(ddict) }
+}

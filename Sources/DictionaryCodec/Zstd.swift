@@ -1,0 +1,53 @@
+import CZstd
+
+/// One-shot plain `zstd` (RFC 8878 / RFC 9659): checksum on, window ≤ 8 MiB.
+public enum Zstd {
+    /// Largest window dcserve's plain zstd output uses (8 MiB, what RFC 9659 decoders must support).
+    public static let maxWindowLog = 23
+
+    /// Compresses `input` as one zstd frame at `level` (default 3 on the fly, 19 precompressed).
+    public static func encode(_ input: [UInt8], level: Int) throws -> [UInt8] {
+        try input.withUnsafeBytes { try ZstdOneShot.compress($0, coding: .zstd, dictionary: nil, level: level) }
+    }
+
+    /// Decodes one zstd frame.
+    public static func decode(_ body: [UInt8], limits: DecodeLimits = .default) throws -> [UInt8] {
+        try ContentCoding.zstd.decode(body, limits: limits)
+    }
+}
+
+/// Shared one-shot path for zstd and dcz: a pooled context, the header written in place, and
+/// `ZSTD_compress2` straight into an array sized header + `ZSTD_compressBound`.
+enum ZstdOneShot {
+    static func compress(
+        _ input: UnsafeRawBufferPointer, coding: ContentCoding, dictionary: CompressionDictionary?, level: Int
+    ) throws -> [UInt8] {
+        let pool = ZstdCompressionContextPool.shared
+        let cctx = try pool.acquire()
+        defer { pool.release(cctx) }
+        let prepared = try ZstdEncoder.configure(
+            cctx, coding: coding, level: level, dictionary: dictionary, inputSize: input.count)
+        let header = dictionary.map { DictionaryFrameHeader(coding: .dcz, hash: $0.hash).bytes } ?? []
+        let bound = header.count + ZSTD_compressBound(input.count)
+        let output = try [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
+            let base = buffer.baseAddress!
+            header.withUnsafeBufferPointer { base.update(from: $0.baseAddress!, count: $0.count) }
+            let written = ZSTD_compress2(
+                cctx, base + header.count, bound - header.count, input.baseAddress, input.count)
+            try zstdCheck(written, "ZSTD_compress2")
+            count = header.count + written
+        }
+        withExtendedLifetime(prepared) {}
+        return rightSized(output)
+    }
+}
+
+/// Returns `bytes`, copied into a right-sized array when its capacity (a compression bound) is more
+/// than 25 % larger than the content, so long-lived caches do not hold the slack. The copy is of the
+/// compressed bytes only.
+func rightSized(_ bytes: [UInt8]) -> [UInt8] {
+    if bytes.capacity > 64 * 1024 && bytes.count < bytes.capacity - bytes.capacity / 4 {
+        return Array(bytes[...])
+    }
+    return bytes
+}

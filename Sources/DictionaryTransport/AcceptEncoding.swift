@@ -1,0 +1,119 @@
+import DictionaryCodec
+import HTTPTypes
+
+/// A parsed `Accept-Encoding` request field (RFC 9110 §12.5.3) with q-values.
+///
+/// Rules (documented choices where the RFC leaves room):
+/// - All field lines are merged (a repeated field is the same as one comma-joined line).
+/// - Tokens are case-insensitive. Unknown codings (`deflate`, `compress`, …) are kept but never chosen.
+/// - A member whose weight is malformed (`q=2`, `q=0.1234`, `q=abc`) is ignored entirely. Other
+///   parameters are ignored.
+/// - A coding listed more than once takes its lowest weight (the most cautious reading).
+/// - `*` gives its weight to every coding not listed, except the dictionary codings: `dcb`/`dcz` are
+///   acceptable only when listed explicitly (RFC 9842 clients list them only when they attach a
+///   dictionary).
+/// - `identity` is acceptable unless excluded by `identity;q=0`, or by `*;q=0` without an `identity`
+///   member.
+/// - No `Accept-Encoding` field at all: only `identity` (RFC 9110 allows anything; sending
+///   compression to a client that did not ask is the riskier reading).
+///
+/// A value type, thread-safe. Weights are in thousandths (0…1000).
+public struct AcceptEncoding: Hashable, Sendable {
+    /// Explicit weights by lower-cased coding token.
+    public private(set) var weights: [String: Int]
+    /// Weight of `*`, when present.
+    public private(set) var wildcardWeight: Int?
+    /// True when the request had at least one `Accept-Encoding` field line.
+    public let isPresent: Bool
+
+    /// Longest merged field value considered; the rest is ignored (bounded work on hostile input).
+    public static let maximumFieldLength = 4096
+
+    /// Parses every `Accept-Encoding` line in `fields`.
+    public init(_ fields: HTTPFields) {
+        let lines = fields[values: .acceptEncoding]
+        self.init(fieldValues: lines, isPresent: !lines.isEmpty)
+    }
+
+    /// Parses one or more field values (for tests and non-HTTPFields callers).
+    public init(fieldValue: String) { self.init(fieldValues: [fieldValue], isPresent: true) }
+
+    init(fieldValues: [String], isPresent: Bool) {
+        self.isPresent = isPresent
+        weights = [:]
+        wildcardWeight = nil
+        var budget = Self.maximumFieldLength
+        for line in fieldValues {
+            guard budget > 0 else { break }
+            let text = line.utf8.count > budget ? String(decoding: line.utf8.prefix(budget), as: UTF8.self) : line
+            budget -= text.utf8.count
+            for member in text.split(separator: ",") {
+                let pieces = member.split(separator: ";", omittingEmptySubsequences: false)
+                let token = pieces[0].trimmingWhitespace().lowercased()
+                guard !token.isEmpty, token.utf8.allSatisfy(Self.isTokenByte) else { continue }
+                var weight = 1000
+                var valid = true
+                for parameter in pieces.dropFirst() {
+                    let pair = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                    guard pair.count == 2, pair[0].trimmingWhitespace().lowercased() == "q" else { continue }
+                    if let q = Self.parseQValue(pair[1].trimmingWhitespace()) { weight = q } else { valid = false }
+                }
+                guard valid else { continue }
+                if token == "*" {
+                    wildcardWeight = min(wildcardWeight ?? 1000, weight)
+                } else {
+                    weights[token] = min(weights[token] ?? 1000, weight)
+                }
+            }
+        }
+    }
+
+    /// The weight (0…1000) this request gives `coding`; 0 means not acceptable.
+    public func weight(of coding: ContentCoding) -> Int {
+        if !isPresent { return coding == .identity ? 1000 : 0 }
+        if let w = weights[coding.rawValue] { return w }
+        if coding.usesDictionary { return 0 }
+        if coding == .identity {
+            // identity is refused only by an explicit `identity;q=0` or `*;q=0`.
+            if let w = wildcardWeight, w == 0 { return 0 }
+            return 1000
+        }
+        return wildcardWeight ?? 0
+    }
+
+    /// True when the weight of `coding` is above zero.
+    public func accepts(_ coding: ContentCoding) -> Bool { weight(of: coding) > 0 }
+
+    /// qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] ), in thousandths.
+    static func parseQValue(_ text: String) -> Int? {
+        let u = Array(text.utf8)
+        guard let first = u.first, first == UInt8(ascii: "0") || first == UInt8(ascii: "1") else { return nil }
+        var value = Int(first - UInt8(ascii: "0")) * 1000
+        if u.count == 1 { return value }
+        guard u[1] == UInt8(ascii: "."), u.count <= 5 else { return nil }
+        var scale = 100
+        for d in u[2...] {
+            guard d >= UInt8(ascii: "0"), d <= UInt8(ascii: "9") else { return nil }
+            value += Int(d - UInt8(ascii: "0")) * scale
+            scale /= 10
+        }
+        return value <= 1000 ? value : nil
+    }
+
+    static func isTokenByte(_ b: UInt8) -> Bool {
+        switch b {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        default: "!#$%&'*+-.^_`|~".utf8.contains(b)
+        }
+    }
+}
+
+extension StringProtocol {
+    /// The text without leading/trailing spaces and tabs (HTTP OWS).
+    func trimmingWhitespace() -> String {
+        var s = Substring(self)
+        while let f = s.first, f == " " || f == "\t" { s.removeFirst() }
+        while let l = s.last, l == " " || l == "\t" { s.removeLast() }
+        return String(s)
+    }
+}

@@ -1,0 +1,72 @@
+import DictionaryCodec
+import Foundation
+
+/// Where dcserve keeps every dictionary it handed out, addressed by SHA-256.
+///
+/// Implementations must be thread-safe (called from every request) and must never return bytes whose
+/// SHA-256 differs from the requested hash. ``DirectoryDictionaryStore`` is the local implementation;
+/// a shared store (object storage, a database) can conform later.
+public protocol DictionaryStore: Sendable {
+    /// Stores `bytes` with `description`, idempotently: storing the same bytes again keeps one copy and
+    /// refreshes the record (last served, expiry, source, rule). Returns the bytes' hash.
+    @discardableResult
+    func put(_ bytes: [UInt8], description: DictionaryDescription, now: Date) throws -> DictionaryHash
+
+    /// The verified dictionary for `hash`, or nil when unknown, missing or corrupted.
+    func get(_ hash: DictionaryHash) -> StoredDictionary?
+
+    /// The record for `hash` without loading the bytes.
+    func metadata(_ hash: DictionaryHash) -> DictionaryMetadata?
+
+    /// Notes that the dictionary was advertised or used at `date` (cheap; persisted by ``flush()``).
+    func recordServed(_ hash: DictionaryHash, at date: Date)
+
+    /// Persists pending record updates.
+    func flush() throws
+
+    /// Applies the retention limits at `now`, removing dictionaries; returns what was removed.
+    @discardableResult
+    func prune(now: Date) -> [DictionaryRemoval]
+
+    /// Every stored hash.
+    var hashes: [DictionaryHash] { get }
+}
+
+/// One dictionary removed by retention, and why.
+public struct DictionaryRemoval: Hashable, Sendable {
+    public enum Reason: String, Hashable, Sendable {
+        case expired, ruleCount, totalBytes
+    }
+
+    public let hash: DictionaryHash
+    public let reason: Reason
+
+    public init(hash: DictionaryHash, reason: Reason) {
+        self.hash = hash
+        self.reason = reason
+    }
+}
+
+/// Retention limits for a dictionary store. nil disables a limit.
+public struct DictionaryRetention: Hashable, Sendable {
+    /// Upper bound on the sum of stored dictionary sizes; the least recently served go first.
+    public var maxTotalBytes: Int?
+    /// Upper bound on dictionaries per rule (by `rule` in the record); the least recently served go first.
+    public var maxCountPerRule: Int?
+    /// How long a dictionary is kept after its `expires` (clients may hold copies slightly longer).
+    /// nil: expiry never removes.
+    public var keepPastExpiry: TimeInterval?
+
+    public init(maxTotalBytes: Int? = nil, maxCountPerRule: Int? = nil, keepPastExpiry: TimeInterval? = nil) {
+        self.maxTotalBytes = maxTotalBytes
+        self.maxCountPerRule = maxCountPerRule
+        self.keepPastExpiry = keepPastExpiry
+    }
+}
+
+/// Errors from storing dictionaries, with the path and the OS reason.
+public struct DictionaryStoreError: Error, CustomStringConvertible, Sendable {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

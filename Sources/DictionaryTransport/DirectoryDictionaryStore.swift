@@ -1,0 +1,328 @@
+import DictionaryCodec
+import Foundation
+import Logging
+import Synchronization
+
+/// A ``DictionaryStore`` in one local directory.
+///
+/// Layout: `<dir>/<hex sha-256>` holds the dictionary bytes, `<dir>/<hex>.json` its
+/// ``DictionaryMetadata``; `<dir>/quarantine/` receives files whose bytes do not match their name;
+/// `<dir>/.tmp-*` are in-flight writes. Writes are atomic and durable (``AtomicFile``): the record is
+/// written before the bytes, so a crash leaves at worst a record without bytes, removed at the next
+/// start.
+///
+/// At `init` the directory is scanned: stray temporary files and orphan records are removed, every
+/// dictionary is hashed and quarantined if its name does not match, and the in-memory index is built.
+///
+/// Every `get` that reads the disk re-verifies SHA-256; on mismatch both files go to `quarantine/`,
+/// an error is logged and nil is returned. Loaded dictionaries stay in a memory cache bounded by
+/// `cacheBudget` bytes (least recently used evicted; verified bytes in memory are trusted).
+///
+/// `recordServed` only updates memory; ``flush()`` writes the changed records (call it periodically
+/// and at shutdown). ``prune(now:)`` applies ``DictionaryRetention``.
+///
+/// Thread-safety: all mutable state (index, cache, dirty set) lives in one `Mutex`; file I/O and
+/// hashing run outside it, so concurrent requests only contend for short index updates. Safe to
+/// share across tasks and threads (`Sendable`, Swift 6 strict concurrency).
+public final class DirectoryDictionaryStore: DictionaryStore {
+    public let directory: String
+    public let retention: DictionaryRetention
+    public let cacheBudget: Int
+    private let logger: Logger
+    private let state: Mutex<State>
+
+    private struct CachedBytes {
+        var bytes: [UInt8]
+        var lastUse: UInt64
+    }
+
+    private struct State {
+        var index: [DictionaryHash: DictionaryMetadata] = [:]
+        var cache: [DictionaryHash: CachedBytes] = [:]
+        var cachedBytes = 0
+        var tick: UInt64 = 0
+        var dirty = Set<DictionaryHash>()
+    }
+
+    /// Opens (creating if needed) the store in `directory` and rebuilds the index from disk.
+    /// - Parameters:
+    ///   - cacheBudget: bytes of dictionaries kept in memory.
+    public init(directory: String, retention: DictionaryRetention = DictionaryRetention(), cacheBudget: Int = 64 << 20,
+                logger: Logger = Logger(label: "dcserve.dictionary-store")) throws {
+        self.directory = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
+        self.retention = retention
+        self.cacheBudget = cacheBudget
+        self.logger = logger
+        do {
+            try FileManager.default.createDirectory(atPath: self.directory, withIntermediateDirectories: true)
+        } catch {
+            throw DictionaryStoreError("cannot create dictionary store directory \(directory): \(error.localizedDescription)")
+        }
+        state = Mutex(State())
+        let index = try scan()
+        state.withLock { $0.index = index }
+    }
+
+    // MARK: Paths
+
+    private func dataPath(_ hash: DictionaryHash) -> String { directory + "/" + hash.hex }
+    private func metadataPath(_ hash: DictionaryHash) -> String { directory + "/" + hash.hex + ".json" }
+    private var quarantineDirectory: String { directory + "/quarantine" }
+
+    // MARK: DictionaryStore
+
+    @discardableResult
+    public func put(_ bytes: [UInt8], description: DictionaryDescription, now: Date) throws -> DictionaryHash {
+        let hash = SHA256.hash(bytes)
+        let existing: DictionaryMetadata? = state.withLock { state in
+            guard var record = state.index[hash] else { return nil }
+            Self.refresh(&record, with: description, now: now)
+            state.index[hash] = record
+            state.dirty.insert(hash)
+            return record
+        }
+        if existing != nil, FileManager.default.fileExists(atPath: dataPath(hash)) { return hash }
+
+        let record = DictionaryMetadata(
+            formatVersion: DictionaryMetadata.currentFormatVersion, hash: hash.hex, match: description.pattern.source,
+            pathPattern: description.pattern.pathname, matchDestinations: description.matchDestinations,
+            id: description.id?.value, rule: description.rule, sourcePath: description.sourcePath,
+            firstServed: existing?.firstServed ?? now, lastServed: now, maxAge: description.maxAge,
+            expires: description.maxAge.map { now.addingTimeInterval(TimeInterval($0)) }, byteSize: bytes.count)
+        try AtomicFile.writeAtomically(try Self.encode(record), to: metadataPath(hash))
+        try AtomicFile.writeAtomically(bytes, to: dataPath(hash))
+        state.withLock { state in
+            if var concurrent = state.index[hash] {
+                Self.refresh(&concurrent, with: description, now: now)
+                state.index[hash] = concurrent
+                state.dirty.insert(hash)
+            } else {
+                state.index[hash] = record
+            }
+            Self.cache(bytes, for: hash, in: &state, budget: cacheBudget)
+        }
+        logger.debug("stored dictionary", metadata: ["hash": "\(hash.hex)", "bytes": "\(bytes.count)", "match": "\(record.match)"])
+        return hash
+    }
+
+    public func get(_ hash: DictionaryHash) -> StoredDictionary? {
+        let lookup: (DictionaryMetadata, [UInt8]?)? = state.withLock { state in
+            guard let record = state.index[hash] else { return nil }
+            if var cached = state.cache[hash] {
+                state.tick += 1
+                cached.lastUse = state.tick
+                state.cache[hash] = cached
+                return (record, cached.bytes)
+            }
+            return (record, nil)
+        }
+        guard let (record, cachedBytes) = lookup else { return nil }
+        if let cachedBytes { return StoredDictionary(hash: hash, bytes: cachedBytes, metadata: record) }
+
+        guard let bytes = AtomicFile.read(dataPath(hash)) else {
+            logger.error("dictionary file missing; forgetting it", metadata: ["hash": "\(hash.hex)", "path": "\(dataPath(hash))"])
+            state.withLock { state in
+                state.index[hash] = nil
+                state.dirty.remove(hash)
+            }
+            return nil
+        }
+        let actual = SHA256.hash(bytes)
+        guard actual == hash else {
+            quarantine(hash, reason: "SHA-256 of the file is \(actual.hex)")
+            return nil
+        }
+        state.withLock { Self.cache(bytes, for: hash, in: &$0, budget: cacheBudget) }
+        return StoredDictionary(hash: hash, bytes: bytes, metadata: record)
+    }
+
+    public func metadata(_ hash: DictionaryHash) -> DictionaryMetadata? {
+        state.withLock { $0.index[hash] }
+    }
+
+    public func recordServed(_ hash: DictionaryHash, at date: Date) {
+        state.withLock { state in
+            guard var record = state.index[hash], date > record.lastServed else { return }
+            record.lastServed = date
+            if let maxAge = record.maxAge { record.expires = date.addingTimeInterval(TimeInterval(maxAge)) }
+            state.index[hash] = record
+            state.dirty.insert(hash)
+        }
+    }
+
+    public func flush() throws {
+        let pending: [(DictionaryHash, DictionaryMetadata)] = state.withLock { state in
+            let list = state.dirty.compactMap { hash in state.index[hash].map { (hash, $0) } }
+            state.dirty.removeAll()
+            return list
+        }
+        var firstError: Error?
+        for (hash, record) in pending {
+            do {
+                try AtomicFile.writeAtomically(try Self.encode(record), to: metadataPath(hash))
+            } catch {
+                firstError = firstError ?? error
+                _ = state.withLock { $0.dirty.insert(hash) }
+            }
+        }
+        if let firstError { throw firstError }
+    }
+
+    @discardableResult
+    public func prune(now: Date) -> [DictionaryRemoval] {
+        let removals: [DictionaryRemoval] = state.withLock { state in
+            var removals: [DictionaryRemoval] = []
+            func remove(_ hash: DictionaryHash, _ reason: DictionaryRemoval.Reason) {
+                guard state.index.removeValue(forKey: hash) != nil else { return }
+                if let cached = state.cache.removeValue(forKey: hash) { state.cachedBytes -= cached.bytes.count }
+                state.dirty.remove(hash)
+                removals.append(DictionaryRemoval(hash: hash, reason: reason))
+            }
+            if let keep = retention.keepPastExpiry {
+                for (hash, record) in state.index {
+                    if let expires = record.expires, now > expires.addingTimeInterval(keep) { remove(hash, .expired) }
+                }
+            }
+            // Oldest first by last served; ties broken by hash for a stable order.
+            func oldestFirst(_ a: (DictionaryHash, DictionaryMetadata), _ b: (DictionaryHash, DictionaryMetadata)) -> Bool {
+                (a.1.lastServed, a.0) < (b.1.lastServed, b.0)
+            }
+            if let perRule = retention.maxCountPerRule {
+                let byRule = Dictionary(grouping: state.index, by: { $0.value.rule ?? "" })
+                for (_, entries) in byRule where entries.count > perRule {
+                    for (hash, _) in entries.sorted(by: oldestFirst).prefix(entries.count - perRule) { remove(hash, .ruleCount) }
+                }
+            }
+            if let maxBytes = retention.maxTotalBytes {
+                var total = state.index.values.reduce(0) { $0 + $1.byteSize }
+                for (hash, record) in state.index.sorted(by: oldestFirst) where total > maxBytes {
+                    total -= record.byteSize
+                    remove(hash, .totalBytes)
+                }
+            }
+            return removals
+        }
+        for removal in removals {
+            unlink(dataPath(removal.hash))
+            unlink(metadataPath(removal.hash))
+            logger.info("dictionary removed by retention", metadata: ["hash": "\(removal.hash.hex)", "reason": "\(removal.reason.rawValue)"])
+        }
+        if !removals.isEmpty { try? AtomicFile.syncDirectory(directory) }
+        return removals
+    }
+
+    public var hashes: [DictionaryHash] { state.withLock { Array($0.index.keys) } }
+
+    /// Bytes currently held by the in-memory cache (for metrics).
+    public var cachedByteCount: Int { state.withLock { $0.cachedBytes } }
+
+    /// Sum of the sizes of all stored dictionaries (for metrics).
+    public var totalByteCount: Int { state.withLock { $0.index.values.reduce(0) { $0 + $1.byteSize } } }
+
+    // MARK: Internals
+
+    private static func refresh(_ record: inout DictionaryMetadata, with description: DictionaryDescription, now: Date) {
+        if now > record.lastServed { record.lastServed = now }
+        record.match = description.pattern.source
+        record.pathPattern = description.pattern.pathname
+        record.matchDestinations = description.matchDestinations
+        record.id = description.id?.value
+        record.rule = description.rule ?? record.rule
+        record.sourcePath = description.sourcePath ?? record.sourcePath
+        record.maxAge = description.maxAge ?? record.maxAge
+        if let maxAge = record.maxAge { record.expires = record.lastServed.addingTimeInterval(TimeInterval(maxAge)) }
+    }
+
+    private static func cache(_ bytes: [UInt8], for hash: DictionaryHash, in state: inout State, budget: Int) {
+        guard bytes.count <= budget else { return }
+        state.tick += 1
+        if let old = state.cache[hash] { state.cachedBytes -= old.bytes.count }
+        state.cache[hash] = CachedBytes(bytes: bytes, lastUse: state.tick)
+        state.cachedBytes += bytes.count
+        // Least recently used out; a linear scan is fine for the few hundred dictionaries a store holds.
+        while state.cachedBytes > budget, let victim = state.cache.min(by: { $0.value.lastUse < $1.value.lastUse }) {
+            state.cache[victim.key] = nil
+            state.cachedBytes -= victim.value.bytes.count
+        }
+    }
+
+    private static func encode(_ record: DictionaryMetadata) throws(DictionaryStoreError) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        do { return [UInt8](try encoder.encode(record)) + [0x0A] } catch {
+            throw DictionaryStoreError("cannot encode metadata for \(record.hash): \(error)")
+        }
+    }
+
+    private static func decode(_ bytes: [UInt8]) -> DictionaryMetadata? {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try? decoder.decode(DictionaryMetadata.self, from: Data(bytes))
+    }
+
+    /// Moves a dictionary's files into `quarantine/`, forgets it, and logs why.
+    private func quarantine(_ hash: DictionaryHash, reason: String) {
+        state.withLock { state in
+            state.index[hash] = nil
+            if let cached = state.cache.removeValue(forKey: hash) { state.cachedBytes -= cached.bytes.count }
+            state.dirty.remove(hash)
+        }
+        moveToQuarantine(name: hash.hex)
+        moveToQuarantine(name: hash.hex + ".json")
+        logger.error("dictionary file corrupted; quarantined, never used",
+                     metadata: ["hash": "\(hash.hex)", "reason": "\(reason)", "quarantine": "\(quarantineDirectory)"])
+    }
+
+    private func moveToQuarantine(name: String) {
+        let source = directory + "/" + name
+        guard FileManager.default.fileExists(atPath: source) else { return }
+        try? FileManager.default.createDirectory(atPath: quarantineDirectory, withIntermediateDirectories: true)
+        let target = quarantineDirectory + "/" + name + "." + String(UInt64(Date().timeIntervalSince1970 * 1000))
+        if rename(source, target) != 0 { unlink(source) }
+    }
+
+    /// Rebuilds the index from the directory (see the type's documentation).
+    private func scan() throws -> [DictionaryHash: DictionaryMetadata] {
+        let names: [String]
+        do { names = try FileManager.default.contentsOfDirectory(atPath: directory) } catch {
+            throw DictionaryStoreError("cannot list dictionary store \(directory): \(error.localizedDescription)")
+        }
+        let nameSet = Set(names)
+        var index: [DictionaryHash: DictionaryMetadata] = [:]
+        for name in names.sorted() {
+            let path = directory + "/" + name
+            if name.hasPrefix(AtomicFile.temporaryPrefix) {
+                unlink(path)
+                logger.notice("removed stray temporary file", metadata: ["path": "\(path)"])
+                continue
+            }
+            if name.hasSuffix(".json"), let hash = DictionaryHash(hex: name.dropLast(5)), name.dropLast(5) == hash.hex {
+                if !nameSet.contains(hash.hex) {
+                    unlink(path)
+                    logger.notice("removed metadata record without dictionary bytes", metadata: ["path": "\(path)"])
+                }
+                continue
+            }
+            guard let hash = DictionaryHash(hex: name), name == hash.hex else { continue }
+            guard let bytes = AtomicFile.read(path) else {
+                logger.error("cannot read dictionary file; skipped", metadata: ["path": "\(path)"])
+                continue
+            }
+            let actual = SHA256.hash(bytes)
+            guard actual == hash else {
+                quarantine(hash, reason: "SHA-256 of the file is \(actual.hex)")
+                continue
+            }
+            guard let recordBytes = AtomicFile.read(metadataPath(hash)), var record = Self.decode(recordBytes),
+                  record.formatVersion <= DictionaryMetadata.currentFormatVersion, record.hash == hash.hex else {
+                quarantine(hash, reason: "metadata record missing, unreadable or of an unknown format")
+                continue
+            }
+            record.byteSize = bytes.count
+            index[hash] = record
+        }
+        logger.info("dictionary store opened", metadata: ["directory": "\(directory)", "dictionaries": "\(index.count)"])
+        return index
+    }
+}

@@ -1,1 +1,0 @@
-// DictionaryTransport: RFC 9842 semantics (headers, URL patterns, negotiation, store, variant cache).

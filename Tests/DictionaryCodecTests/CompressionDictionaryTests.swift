@@ -1,0 +1,71 @@
+import DictionaryCodec
+import Testing
+
+@Suite struct CompressionDictionaryTests {
+    @Test func holdsBytesAndHash() {
+        let bytes = TestBytes.text(1000, seed: 1)
+        let dictionary = CompressionDictionary(bytes: bytes)
+        #expect(dictionary.bytes == bytes)
+        #expect(dictionary.count == 1000)
+        #expect(dictionary.hash == SHA256.hash(bytes))
+        #expect(CompressionDictionary(bytes: bytes, expectedHash: dictionary.hash) != nil)
+        #expect(CompressionDictionary(bytes: bytes + [0], expectedHash: dictionary.hash) == nil)
+        #expect(CompressionDictionary(bytes: [UInt8]()).count == 0)
+    }
+
+    @Test func defaultLevelsAndClamping() {
+        #expect(ContentCoding.dcz.defaultLevel(.onTheFly) == 3 && ContentCoding.dcz.defaultLevel(.precompressed) == 19)
+        #expect(ContentCoding.dcb.defaultLevel(.onTheFly) == 5 && ContentCoding.dcb.defaultLevel(.precompressed) == 11)
+        #expect(ContentCoding.br.defaultLevel(.onTheFly) == 5 && ContentCoding.br.defaultLevel(.precompressed) == 11)
+        #expect(ContentCoding.zstd.defaultLevel(.onTheFly) == 3 && ContentCoding.zstd.defaultLevel(.precompressed) == 19)
+        #expect(ContentCoding.gzip.defaultLevel(.onTheFly) == 6)
+        #expect(ContentCoding.dcb.effectiveLevel(1) == 5)
+        #expect(ContentCoding.dcb.effectiveLevel(99) == 11)
+        #expect(ContentCoding.br.effectiveLevel(1) == 1)
+        #expect(ContentCoding.gzip.effectiveLevel(12) == 9)
+    }
+
+    @Test func dcbBelowQualityFiveStillUsesTheDictionary() throws {
+        // Quality is raised to 5, so a body that is a copy of the dictionary compresses to almost nothing.
+        let bytes = TestBytes.random(100_000, seed: 9)
+        let dictionary = CompressionDictionary(bytes: bytes)
+        let body = try DCB.encode(bytes, dictionary: dictionary, level: 1)
+        #expect(body.count < 200)
+        #expect(try DCB.decode(body, dictionary: dictionary, maxOutput: bytes.count) == bytes)
+    }
+
+    @Test func concurrentEncodersShareOneDictionary() async throws {
+        let base = TestBytes.text(300_000, seed: 21)
+        let dictionary = CompressionDictionary(bytes: base)
+        let inputs = (0..<16).map { TestBytes.revision(of: base, count: 100_000, seed: UInt64(100 + $0)) }
+        let results = try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
+            for (i, input) in inputs.enumerated() {
+                group.addTask {
+                    let coding: ContentCoding = i % 2 == 0 ? .dcz : .dcb
+                    let level = i % 4 < 2 ? coding.defaultLevel(.onTheFly) : coding.defaultLevel(.onTheFly) + 1
+                    let body = try coding.encode(input, dictionary: dictionary, level: level)
+                    let back = try coding.decode(body, dictionary: dictionary)
+                    return (i, back == input && body.count < input.count / 5)
+                }
+            }
+            var all: [Int: Bool] = [:]
+            for try await (i, ok) in group { all[i] = ok }
+            return all
+        }
+        #expect(results.count == 16 && results.values.allSatisfy { $0 })
+    }
+
+    @Test func preparedFormsOutliveTheCallersReference() throws {
+        var encoder: (any ContentEncoder)?
+        do {
+            let dictionary = CompressionDictionary(bytes: TestBytes.random(10_000, seed: 4))
+            try dictionary.prepare(for: .dcb, level: 5)
+            encoder = try ContentCoding.dcb.makeEncoder(dictionary: dictionary, level: 5)
+            dictionary.discardPreparedForms()
+        }
+        // The dictionary object is only referenced by the encoder now; encoding must still work.
+        var body = try encoder!.update(TestBytes.random(100, seed: 4))
+        body += try encoder!.finish()
+        #expect(body.count > 36)
+    }
+}

@@ -1,0 +1,157 @@
+import DictionaryTransport
+import PropertyBased
+import Testing
+
+private let base = URLPatternBase(url: "https://example.com/static/app.v1.js")!
+
+private func pattern(_ match: String) throws -> URLPattern { try URLPattern(match, base: base) }
+
+@Suite struct URLPatternMatchingTests {
+    @Test(arguments: [
+        // (pattern, path, expected)
+        ("/static/app.js", "/static/app.js", true),
+        ("/static/app.js", "/static/app.jsx", false),
+        ("/static/app.js", "/static/app.j", false),
+        ("/static/app.*.js", "/static/app.v2.js", true),
+        ("/static/app.*.js", "/static/app..js", true),  // `*` matches the empty string
+        ("/static/app.*.js", "/static/app.v2/evil.js", true),  // `*` crosses `/`
+        ("/product/*", "/product/", true),
+        ("/product/*", "/product/a/b/c", true),
+        ("/product/*", "/product", false),
+        ("/app/*/main.js", "/app/v7/main.js", true),
+        ("/app/*/main.js", "/app/main.js", false),
+        ("/users/:id", "/users/42", true),
+        ("/users/:id", "/users/", false),  // :name needs at least one character
+        ("/users/:id", "/users/4/2", false),  // :name stops at `/`
+        ("/users/:id/profile", "/users/42/profile", true),
+        ("/files/:name?", "/files", true),  // the `/` prefix is optional with the part
+        ("/files/:name?", "/files/a", true),
+        ("/files/:name?", "/files/", false),
+        ("/files/:name?", "/files/a/b", false),
+        ("/files/:path+", "/files/a/b/c", true),
+        ("/files/:path+", "/files", false),
+        ("/files/:path*", "/files", true),
+        ("/files/:path*", "/files/a/b", true),
+        ("/files/:path*", "/files/", false),
+        ("/books{/old}?", "/books", true),
+        ("/books{/old}?", "/books/old", true),
+        ("/books{/old}?", "/books/new", false),
+        ("/a{-:v}?.js", "/a.js", true),
+        ("/a{-:v}?.js", "/a-7.js", true),
+        ("/a{-:v}+.js", "/a-1-2-3.js", true),
+        ("/a{-:v}+.js", "/a.js", false),
+        ("/a{-:v}*.js", "/a.js", true),
+        ("/x/{:section}/y", "/x/s/y", true),
+        ("/x/{*}", "/x/anything/at/all", true),
+        ("/d/**", "/d/a/b", true),  // `*` followed by the `*` modifier
+        ("/a/\\*", "/a/*", true),  // escaped `*` is literal
+        ("/a/\\*", "/a/b", false),
+        ("/t\\:x", "/t:x", true),
+        ("/q\\?", "/q?", false),  // the request path ends at `?`: `/q` does not match `/q?`
+        ("/caf\u{E9}/*", "/caf%C3%A9/menu", true),  // fixed text is percent-encoded
+        ("/caf%C3%A9/*", "/caf%C3%A9/menu", true),
+        ("/caf%C3%A9/*", "/café/menu", false),  // request paths are matched percent-encoded
+        ("/Static/*", "/static/a", false),  // case-sensitive
+        ("/static/*", "/static/a?v=1", true),  // the query is not part of the match
+        ("https://example.com/static/*", "/static/a", true),  // same-origin absolute
+        ("https://EXAMPLE.com:443/s/*", "/s/a", true),
+        ("app.*.js", "/static/app.v3.js", true),  // relative to the dictionary's directory
+        ("app.*.js", "/app.v3.js", false),
+        ("*", "/static/anything", true),
+    ])
+    func matches(match: String, path: String, expected: Bool) throws {
+        #expect(try pattern(match).matches(path: path) == expected, "\(match) vs \(path)")
+    }
+
+    @Test func relativePatternsResolveAgainstTheDictionaryDirectory() throws {
+        #expect(try pattern("app.*.js").pathname == "/static/app.*.js")
+        let special = URLPatternBase(scheme: "https", host: "example.com", path: "/a+b/dict")
+        #expect(try URLPattern("*.js", base: special).pathname == "/a\\+b/*.js")
+        #expect(try URLPattern("*.js", base: special).matches(path: "/a+b/x.js"))
+    }
+
+    @Test func hostileInputsMatchInLinearTime() throws {
+        // A backtracking matcher would take exponential time here; the NFA simulation does not.
+        let p = try pattern("/*a*a*a*a*a*a*a*a*a*a*b")
+        #expect(!p.matches(path: "/" + String(repeating: "a", count: 5000)))
+        #expect(p.matches(path: "/" + String(repeating: "a", count: 5000) + "b"))
+        let q = try pattern("{/:a}*{/:b}*{/:c}*/z")
+        #expect(!q.matches(path: String(repeating: "/xy", count: 2000)))
+    }
+}
+
+@Suite struct URLPatternValidationTests {
+    @Test(arguments: [
+        ("/a/(\\d+)", URLPatternError.Kind.regexpGroup),
+        ("/a/:id(\\d+)", .regexpGroup),
+        ("/a/(.*)", .regexpGroup),
+        ("https://other.example/static/*", .crossOrigin),
+        ("http://example.com/static/*", .crossOrigin),
+        ("https://example.com:8443/static/*", .crossOrigin),
+        ("https://*.example.com/static/*", .unsupportedComponent),
+        ("http{s}?://example.com/a", .unsupportedComponent),
+        ("https://user:pw@example.com/a", .unsupportedComponent),
+        ("//example.com/a", .unsupportedComponent),
+        ("/a?v=*", .unsupportedComponent),
+        ("/a#frag", .unsupportedComponent),
+        ("?q", .unsupportedComponent),
+        ("", .empty),
+        ("/a\\", .danglingEscape),
+        ("/a/:", .missingName),
+        ("/a/:/b", .missingName),
+        ("/:x/:x", .duplicateName),
+        ("/a{b", .unbalancedGroup),
+        ("/a}b", .unbalancedGroup),
+        ("/a{{b}}", .unbalancedGroup),
+        ("/a{:x:y}", .unbalancedGroup),
+        ("/a+", .misplacedModifier),
+        ("/a/:x??", .unsupportedComponent),
+    ])
+    func rejects(match: String, kind: URLPatternError.Kind) {
+        #expect {
+            try URLPattern(match, base: base)
+        } throws: { error in
+            guard let e = error as? URLPatternError else { return false }
+            return e.kind == kind && e.pattern == match && !e.message.isEmpty
+        }
+    }
+
+    @Test func tooLongPatternsAreRejected() {
+        #expect(throws: URLPatternError.self) { try URLPattern("/" + String(repeating: "a", count: 3000), base: base) }
+    }
+
+    @Test func configurationValidationWithoutABaseURL() throws {
+        try URLPattern.validate("/static/app.*.js")
+        #expect { try URLPattern.validate("app.*.js") } throws: { ($0 as? URLPatternError)?.kind == .needsBaseURL }
+        #expect { try URLPattern.validate("https://example.com/a") } throws: { ($0 as? URLPatternError)?.kind == .needsBaseURL }
+        #expect { try URLPattern.validate("/a/(x)") } throws: { ($0 as? URLPatternError)?.kind == .regexpGroup }
+    }
+
+    @Test func errorsNameThePatternAndTheProblem() {
+        do {
+            _ = try URLPattern("/a/(x)", base: nil)
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.description.contains("\"/a/(x)\""))
+            #expect(error.description.contains("regexp"))
+            #expect(error.offset == 3)
+        }
+    }
+}
+
+@Suite struct URLPatternProperties {
+    /// Characters of a percent-encoded path, including every pattern metacharacter that may appear in
+    /// one (`*`, `+`, `:`, `(`, `)`), but not `?`/`#` (they end a path).
+    static let pathCharacters: [Character] = Array("abcxyzABZ0189-._~!$&'()*+,;=:@/%")
+
+    @Test func anEscapedLiteralPathMatchesExactlyItself() async {
+        let paths = Gen<Character?>.element(of: Self.pathCharacters).map { $0! }.string(of: 0...24).map { "/" + $0 }
+        await propertyCheck(count: 300, input: paths, paths) { path, other in
+            let p = try URLPattern(URLPattern.escapePatternString(path), base: nil)
+            #expect(p.matches(path: path))
+            #expect(p.matches(path: other) == (other == path))
+            #expect(!p.matches(path: path + "a"))
+            #expect(!p.matches(path: String(path.dropLast())) || path.isEmpty)
+        }
+    }
+}

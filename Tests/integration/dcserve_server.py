@@ -1,0 +1,72 @@
+"""Starts the real `dcserve serve` binary for a test and stops it by PID.
+
+The server binds 127.0.0.1 on a free port (`--port 0`) and logs the address it listens on; the
+fixture reads that line from stderr. Logs are kept in a file so a failing test can show them.
+"""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+LISTEN_RE = re.compile(rb"listening on http://127\.0\.0\.1:(\d+)")
+
+
+class DCServe:
+    def __init__(self, binary: str, args: list[str], cwd: str | None = None,
+                 env: dict[str, str] | None = None, timeout: float = 30.0):
+        self.log = tempfile.NamedTemporaryFile(prefix="dcserve-log-", suffix=".txt", delete=False)
+        full_env = dict(os.environ)
+        full_env.update(env or {})
+        self.proc = subprocess.Popen([binary, "serve", "--port", "0", *args], cwd=cwd, env=full_env,
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        self.port = None
+        while time.monotonic() < deadline:
+            text = open(self.log.name, "rb").read()
+            m = LISTEN_RE.search(text)
+            if m:
+                self.port = int(m.group(1))
+                break
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"dcserve exited with {self.proc.returncode}:\n{text.decode(errors='replace')}")
+            time.sleep(0.05)
+        if self.port is None:
+            self.stop()
+            raise RuntimeError("dcserve did not report its port:\n" + self.logs())
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def logs(self) -> str:
+        return open(self.log.name, "rb").read().decode(errors="replace")
+
+    def get(self, path: str, headers: dict[str, str] | None = None, method: str = "GET"):
+        """One request with urllib (no automatic decompression); returns (status, headers, body)."""
+        req = urllib.request.Request(self.base + path, headers=headers or {}, method=method)
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                return r.status, r.headers, r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, e.headers, e.read()
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        return self.proc.returncode
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()

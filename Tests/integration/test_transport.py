@@ -1,0 +1,210 @@
+"""Dictionary transport end to end against the real binary: stored dictionaries and dcb/dcz deltas,
+decoded by independent tools, across a redeploy, a restart, a corrupted store and in-place updates."""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+import time
+
+import pytest
+
+from dcserve_server import DCServe
+from decoders import (dcb_with_brotli_cli, dcz_with_python_zstandard, dcz_with_zstd_cli,
+                      decode_plain)
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples/site"
+V1 = (EXAMPLE / "static/app.v1.js").read_bytes()
+V2 = (EXAMPLE / "static/app.v2.js").read_bytes()
+
+
+def available(data: bytes) -> str:
+    return ":" + base64.b64encode(hashlib.sha256(data).digest()).decode() + ":"
+
+
+def vary_members(headers) -> set[str]:
+    return {v.strip().lower() for v in ",".join(headers.get_all("Vary") or []).split(",") if v.strip()}
+
+
+@pytest.fixture
+def site(tmp_path):
+    """A document root, a store directory and a config naming them (bundle + news rules)."""
+    root = tmp_path / "site"
+    (root / "static").mkdir(parents=True)
+    (root / "static/app.v1.js").write_bytes(V1)
+    (root / "news.html").write_bytes(b"<html><body>" + b"<p>Yesterday's headline number %d</p>" * 40 + b"</body></html>")
+    store = tmp_path / "store"
+    config = {
+        "site": {"root": str(root)},
+        "store": {"path": str(store)},
+        "compression": {"precompress": False},
+        "dictionaries": {
+            "rules": ["bundle", "news"],
+            "bundle": {"match": "/static/app.*.js", "id": "$path", "maxAge": 86400},
+            "news": {"match": "/news.html", "maxAge": 600},
+        },
+    }
+    cfg = tmp_path / "dcserve.json"
+    cfg.write_text(json.dumps(config))
+    return {"root": root, "store": store, "config": str(cfg)}
+
+
+def serve(dcserve_bin, site, env=None):
+    return DCServe(dcserve_bin, ["--config", site["config"]], env=env)
+
+
+def test_dictionary_response_is_marked_and_fresh(dcserve_bin, site):
+    with serve(dcserve_bin, site) as s:
+        status, h, body = s.get("/static/app.v1.js", {"Accept-Encoding": "identity"})
+        assert status == 200 and body == V1
+        uad = h["Use-As-Dictionary"]
+        assert 'match="/static/app.*.js"' in uad and 'id="/static/app.v1.js"' in uad, uad
+        assert "max-age=86400" in h["Cache-Control"]
+        assert {"accept-encoding", "available-dictionary"} <= vary_members(h)
+        # stored by hash, with metadata
+        assert (site["store"] / hashlib.sha256(V1).hexdigest()).is_file()
+
+
+def test_delta_after_redeploy_and_restart(dcserve_bin, site, brotli_cli):
+    with serve(dcserve_bin, site) as s:
+        assert s.get("/static/app.v1.js")[0] == 200
+    # redeploy: v1 is gone, v2 is new
+    os.unlink(site["root"] / "static/app.v1.js")
+    (site["root"] / "static/app.v2.js").write_bytes(V2)
+    for restart in range(2):
+        with serve(dcserve_bin, site) as s:
+            status, h, body = s.get("/static/app.v2.js", {"Accept-Encoding": "gzip, br, zstd, dcz",
+                                                          "Available-Dictionary": available(V1)})
+            assert status == 200 and h["Content-Encoding"] == "dcz", (h, s.logs())
+            assert dcz_with_zstd_cli(body, V1) == V2
+            assert dcz_with_python_zstandard(body, V1) == V2
+            assert len(body) < len(V2) // 4
+            status, h, body = s.get("/static/app.v2.js", {"Accept-Encoding": "gzip, br, dcb",
+                                                          "Available-Dictionary": available(V1)})
+            assert status == 200 and h["Content-Encoding"] == "dcb"
+            assert dcb_with_brotli_cli(body, V1, brotli_cli) == V2
+            assert {"accept-encoding", "available-dictionary"} <= vary_members(h)
+
+
+def test_unknown_hash_gets_ordinary_coding_with_same_vary(dcserve_bin, site, brotli_cli):
+    (site["root"] / "static/app.v2.js").write_bytes(V2)
+    with serve(dcserve_bin, site) as s:
+        for ae, expected in [("br, zstd, dcb, dcz", None), ("gzip, dcz", "gzip"), ("zstd, dcb", "zstd"),
+                             ("br, dcb", "br"), ("identity", None)]:
+            status, h, body = s.get("/static/app.v2.js", {"Accept-Encoding": ae,
+                                                          "Available-Dictionary": available(b"never served")})
+            coding = h.get("Content-Encoding", "identity")
+            assert coding not in ("dcb", "dcz")
+            if expected:
+                assert coding == expected, (ae, coding)
+            assert decode_plain(body, coding, brotli_cli) == V2
+            assert {"accept-encoding", "available-dictionary"} <= vary_members(h)
+
+
+def test_etag_and_304_per_variant(dcserve_bin, site):
+    (site["root"] / "static/app.v2.js").write_bytes(V2)
+    with serve(dcserve_bin, site) as s:
+        s.get("/static/app.v1.js")
+        variants = {
+            "identity": {"Accept-Encoding": "identity"},
+            "gzip": {"Accept-Encoding": "gzip"},
+            "dcz": {"Accept-Encoding": "gzip, dcz", "Available-Dictionary": available(V1)},
+            "dcb": {"Accept-Encoding": "gzip, dcb", "Available-Dictionary": available(V1)},
+        }
+        etags = {}
+        for name, headers in variants.items():  # let background best-level encodes finish first
+            s.get("/static/app.v2.js", headers)
+        time.sleep(2)
+        for name, headers in variants.items():
+            status, h, _ = s.get("/static/app.v2.js", headers)
+            assert status == 200 and h.get("Content-Encoding", "identity") == name
+            etags[name] = h["ETag"]
+        assert len(set(etags.values())) == len(etags), etags
+        for name, headers in variants.items():
+            for other, etag in etags.items():
+                status, h, body = s.get("/static/app.v2.js", {**headers, "If-None-Match": etag})
+                if other == name:
+                    assert status == 304 and body == b"" and h["ETag"] == etag, (name, other)
+                    assert {"accept-encoding", "available-dictionary"} <= vary_members(h)
+                else:
+                    assert status == 200, (name, other)
+
+
+def test_corrupted_store_file_is_never_used(dcserve_bin, site):
+    with serve(dcserve_bin, site) as s:
+        s.get("/static/app.v1.js")
+    path = site["store"] / hashlib.sha256(V1).hexdigest()
+    data = bytearray(path.read_bytes())
+    data[100] ^= 0xFF
+    path.write_bytes(bytes(data))
+    os.unlink(site["root"] / "static/app.v1.js")
+    (site["root"] / "static/app.v2.js").write_bytes(V2)
+    with serve(dcserve_bin, site) as s:
+        status, h, body = s.get("/static/app.v2.js", {"Accept-Encoding": "dcz, dcb",
+                                                      "Available-Dictionary": available(V1)})
+        assert status == 200 and h.get("Content-Encoding", "identity") == "identity" and body == V2
+        assert not path.exists(), "corrupted dictionary left in place"
+        assert "quarantin" in s.logs().lower()
+
+
+def test_latest_news_in_place_update_gives_delta(dcserve_bin, site, brotli_cli):
+    news = site["root"] / "news.html"
+    yesterday = news.read_bytes()
+    with serve(dcserve_bin, site) as s:
+        status, h, body = s.get("/news.html")
+        assert status == 200 and body == yesterday and 'match="/news.html"' in h["Use-As-Dictionary"]
+        today = yesterday.replace(b"Yesterday", b"Today").replace(b"number 1", b"number 2")
+        tmp = news.with_suffix(".tmp")
+        tmp.write_bytes(today)
+        os.replace(tmp, news)
+        status, h, body = s.get("/news.html", {"Accept-Encoding": "dcz", "Available-Dictionary": available(yesterday)})
+        assert status == 200 and h["Content-Encoding"] == "dcz"
+        assert dcz_with_zstd_cli(body, yesterday) == today
+        # today's version is itself a dictionary now
+        assert 'match="/news.html"' in h["Use-As-Dictionary"]
+
+
+def test_quick_mode_serves_deltas_without_config(dcserve_bin, tmp_path, brotli_cli):
+    root = tmp_path / "root"
+    (root / "js").mkdir(parents=True)
+    (root / "js/app.1.js").write_bytes(V1)
+    (root / "js/app.2.js").write_bytes(V2)
+    store = tmp_path / "store"
+    with DCServe(dcserve_bin, ["--root", str(root), "--dictionaries", "/js/app.*.js", "--store", str(store)]) as s:
+        status, h, _ = s.get("/js/app.1.js")
+        assert status == 200 and 'match="/js/app.*.js"' in h["Use-As-Dictionary"]
+        status, h, body = s.get("/js/app.2.js", {"Accept-Encoding": "dcb", "Available-Dictionary": available(V1)})
+        assert h["Content-Encoding"] == "dcb"
+        assert dcb_with_brotli_cli(body, V1, brotli_cli) == V2
+    assert (store / hashlib.sha256(V1).hexdigest()).is_file()
+
+
+def test_head_and_range_stay_correct(dcserve_bin, site):
+    (site["root"] / "static/app.v2.js").write_bytes(V2)
+    with serve(dcserve_bin, site) as s:
+        s.get("/static/app.v1.js")
+        hdrs = {"Accept-Encoding": "dcz", "Available-Dictionary": available(V1)}
+        # A background re-encode may replace the fast variant (new ETag) between two requests: compare
+        # a HEAD with the GET that carries the same ETag.
+        for _ in range(20):
+            status, h, body = s.get("/static/app.v2.js", hdrs, method="HEAD")
+            _, g, gbody = s.get("/static/app.v2.js", hdrs)
+            if h["ETag"] == g["ETag"]:
+                break
+        assert status == 200 and body == b"" and h["Content-Encoding"] == "dcz"
+        assert h["ETag"] == g["ETag"] and h["Content-Length"] == str(len(gbody))
+        status, h, body = s.get("/static/app.v2.js", {**hdrs, "Range": "bytes=0-9"})
+        assert status == 206 and body == V2[:10] and h.get("Content-Encoding", "identity") == "identity"
+
+
+def test_invalid_config_is_refused_with_key(dcserve_bin, tmp_path):
+    cfg = tmp_path / "bad.json"
+    cfg.write_text(json.dumps({"dictionaries": {"rules": ["x"], "x": {"match": "/(a|b)/*"}}}))
+    import subprocess
+    r = subprocess.run([dcserve_bin, "serve", "--config", str(cfg), "--port", "0"], capture_output=True, timeout=30)
+    assert r.returncode != 0
+    assert b"dictionaries.x.match" in r.stderr, r.stderr

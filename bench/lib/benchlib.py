@@ -1,0 +1,117 @@
+"""Shared benchmark helpers: start dcserve / nginx on 127.0.0.1, run wrk, parse its output.
+
+Everything started here is stopped by PID; every load run is bounded by wrk's -d duration.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+DCSERVE = os.environ.get("DCSERVE_BIN", os.path.join(ROOT, ".build/release/dcserve"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port: int, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on 127.0.0.1:{port}")
+
+
+class Process:
+    def __init__(self, args: list[str], port: int, env: dict | None = None, cwd: str | None = None):
+        self.log = tempfile.NamedTemporaryFile(prefix="bench-", suffix=".log", delete=False)
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=env, cwd=cwd)
+        self.port = port
+        try:
+            wait_port(port)
+        except Exception:
+            self.stop()
+            raise RuntimeError(open(self.log.name).read()[-3000:])
+
+    def rss_kib(self) -> int:
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return 0
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def dcserve(args: list[str], env: dict | None = None) -> Process:
+    port = free_port()
+    full_env = dict(os.environ, **(env or {}))
+    return Process([DCSERVE, "serve", "--port", str(port), "--no-access-log", "--log-level", "warning", *args],
+                   port, env=full_env)
+
+
+def nginx(root: str, workers: int = 2) -> Process:
+    """nginx from Debian's package with its own prefix: `workers` workers, access log off."""
+    binary = shutil.which("nginx") or "/usr/sbin/nginx"
+    prefix = tempfile.mkdtemp(prefix="bench-nginx-")
+    port = free_port()
+    conf = os.path.join(prefix, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(f"""
+worker_processes {workers};
+daemon off;
+pid {prefix}/nginx.pid;
+error_log {prefix}/error.log warn;
+events {{ worker_connections 16384; }}
+http {{
+    access_log off;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_requests 1000000;
+    default_type application/octet-stream;
+    client_body_temp_path {prefix}/body; proxy_temp_path {prefix}/proxy; fastcgi_temp_path {prefix}/fcgi;
+    uwsgi_temp_path {prefix}/uwsgi; scgi_temp_path {prefix}/scgi;
+    server {{ listen 127.0.0.1:{port}; root {root}; }}
+}}
+""")
+    return Process([binary, "-p", prefix, "-c", conf], port)
+
+
+def wrk(url: str, connections: int = 64, seconds: int = 10, threads: int = 2,
+        headers: dict[str, str] | None = None) -> dict:
+    """Runs wrk with latency stats; returns req/s, p99 (ms) and non-2xx count."""
+    args = ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{seconds}s", "--latency"]
+    for k, v in (headers or {}).items():
+        args += ["-H", f"{k}: {v}"]
+    out = subprocess.run(args + [url], capture_output=True, text=True, timeout=seconds + 60).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", out)
+    scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[p99.group(2)]
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return {"rps": rps, "p99_ms": float(p99.group(1)) * scale, "non2xx": int(errors.group(1)) if errors else 0,
+            "raw": out}
