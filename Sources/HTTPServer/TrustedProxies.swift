@@ -81,6 +81,9 @@ public struct TrustedProxies: Sendable, Equatable {
         }
     }
 
+    /// True when `literal` is an IPv4 or IPv6 address literal (what `init` accepts).
+    public static func isAddressLiteral(_ literal: String) -> Bool { parse(literal) != nil }
+
     /// 4 bytes for IPv4 (and IPv4-mapped IPv6), 16 for IPv6; nil if not a literal.
     static func parse(_ literal: String) -> [UInt8]? {
         var v4 = in_addr()
