@@ -74,7 +74,7 @@ public final class TLSContext: @unchecked Sendable {
                 throw TLSContextError("cannot load certificate chain \(certificate.chainFile)")
             }
             guard SSL_CTX_use_PrivateKey_file(ctx, certificate.keyFile, SSL_FILETYPE_PEM) == 1 else {
-                throw TLSContextError("cannot load private key \(certificate.keyFile)")
+                throw TLSContextError("cannot use private key \(certificate.keyFile) with certificate \(certificate.chainFile)")
             }
             guard SSL_CTX_check_private_key(ctx) == 1 else {
                 throw TLSContextError("private key \(certificate.keyFile) does not match certificate \(certificate.chainFile)")
