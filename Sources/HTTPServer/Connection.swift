@@ -68,6 +68,7 @@ final class Connection: @unchecked Sendable {
     private var currentStart: UInt64 = 0
     private var continueSent = false
     private var inProcessInput = false
+    private var inFlush = false
     private var shuttingDown = false
     /// pthread id of the thread running the handler synchronously on `queue`, else 0.
     private let handlerThread = Atomic<UInt>(0)
@@ -116,7 +117,11 @@ final class Connection: @unchecked Sendable {
         guard state != .closed else { return }
         let chunk = context.configuration.readChunkSize
         if inStart == inEnd { inStart = 0; inEnd = 0 }
-        if inBuffer.count - inEnd < chunk {
+        if inBuffer.isEmpty {
+            // Allocated per burst of input and released once it is consumed (see processInput), so an
+            // idle keep-alive connection holds no input buffer.
+            inBuffer = [UInt8](unsafeUninitializedCapacity: chunk) { _, n in n = chunk }
+        } else if inBuffer.count - inEnd < chunk {
             if inStart > 0 {
                 inBuffer.withUnsafeMutableBytes { b in
                     _ = memmove(b.baseAddress!, b.baseAddress! + inStart, inEnd - inStart)
@@ -151,17 +156,18 @@ final class Connection: @unchecked Sendable {
     }
 
     private func suspendReading() {
+        guard state != .closed else { return }  // a cancelled source must stay resumed
         if readResumed, let readSource { readSource.suspend(); readResumed = false }
     }
 
     private func resumeReading() {
+        guard state != .closed else { return }
         if !readResumed && !peerClosedInput, let readSource { readResumed = true; readSource.resume() }
     }
 
     /// Parses buffered input and dispatches complete requests while the connection is free to.
     private func processInput() {
         inProcessInput = true
-        defer { inProcessInput = false }
         while state == .reading && inStart < inEnd {
             let start = inStart, end = inEnd
             let parsed: (consumed: Int, output: RequestParser.Output)
@@ -188,7 +194,11 @@ final class Connection: @unchecked Sendable {
             if parsed.output.isNeedMoreData { break }
             if out.count - outSent >= context.configuration.writeHighWatermark { flush() }
         }
-        if inStart == inEnd { inStart = 0; inEnd = 0 }
+        if inStart == inEnd {
+            inStart = 0
+            inEnd = 0
+            inBuffer = []
+        }
         if state == .reading {
             if peerClosedInput {
                 // The client sent all it will: serve what is complete, then close.
@@ -198,6 +208,7 @@ final class Connection: @unchecked Sendable {
             }
         }
         if state != .reading { suspendReading() } else { resumeReading() }
+        inProcessInput = false
         flush()
     }
 
@@ -262,6 +273,7 @@ final class Connection: @unchecked Sendable {
         }
         currentKeepAlive = keepAlive
         currentStatus = code
+        if out.capacity == 0 { out.reserveCapacity(1024 + Int(min(response.body.knownLength ?? 0, Int64(context.configuration.inlineFileBodyLimit)))) }
         currentBytes = 0
         ResponseWriter.appendHead(response.head, framing: framing, keepAlive: keepAlive, requestVersion: currentVersion,
                                   serverLine: context.serverLine, into: &out)
@@ -318,13 +330,16 @@ final class Connection: @unchecked Sendable {
                                  startNanos: currentStart, connectionID: id)
         if currentKeepAlive {
             state = .reading
-            if !inProcessInput {
+            if inFlush {
+                // Completed inside flush (file body sent): continue after flush returns, not recursively.
+                queue.async { if self.state == .reading { self.processInput() } }
+            } else if !inProcessInput {
                 processInput()
             }
         } else {
             state = .closing
             suspendReading()
-            if !inProcessInput { flush() }
+            if !inProcessInput && !inFlush { flush() }
         }
     }
 
@@ -351,6 +366,8 @@ final class Connection: @unchecked Sendable {
 
     /// Writes as much pending output as the socket takes; arms the write source when it is full.
     private func flush() {
+        inFlush = true
+        defer { inFlush = false }
         while state != .closed {
             if outSent < out.count {
                 let sent = outSent
@@ -358,7 +375,7 @@ final class Connection: @unchecked Sendable {
                 switch result {
                 case .bytes(let n):
                     outSent += n
-                    if outSent == out.count { out.removeAll(keepingCapacity: out.capacity <= 1 << 20); outSent = 0 }
+                    if outSent == out.count { out = []; outSent = 0 }  // idle connections hold no output buffer
                     if deadlineKind == .write { setDeadline(.write, after: context.configuration.writeTimeout, force: true) }
                     continue
                 case .wouldBlock:

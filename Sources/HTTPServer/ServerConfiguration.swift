@@ -26,8 +26,9 @@ public struct ServerConfiguration: Sendable {
     public var limits = RequestParserLimits()
     /// Value of the `Server` response field; nil sends none. Default "dcserve".
     public var serverName: String? = "dcserve"
-    /// Bytes read per `read(2)`. Default 64 KiB.
-    public var readChunkSize: Int = 64 * 1024
+    /// Bytes read per `read(2)`; also the input buffer a connection holds while a request is in
+    /// progress (released when idle). Default 16 KiB.
+    public var readChunkSize: Int = 16 * 1024
     /// Output buffered per connection before the server stops producing more (back-pressure for
     /// pipelined responses and streams). Default 256 KiB.
     public var writeHighWatermark: Int = 256 * 1024
