@@ -30,6 +30,7 @@ def main() -> None:
     work = tempfile.mkdtemp(prefix="bench-tls-")
     site = os.path.join(work, "site")
     os.makedirs(site)
+    os.chmod(work, 0o755)  # nginx workers run as an unprivileged user
     with open(os.path.join(site, "index.html"), "wb") as f:
         f.write(b"<!doctype html><title>bench</title>" + b"<p>dcserve TLS benchmark page</p>\n" * 30)
     tls = certificate(work)
