@@ -116,6 +116,9 @@ def run_bundle_flow(browser: Chromium, server: DCServe, coding: str, origin: str
     browser.navigate(f"{origin or f'http://localhost:{server.port}'}/index.html")
     v1 = browser.evaluate(CHECK_JS % {"url": json.dumps("/static/app.v1.js")})
     assert v1["sha256"] == hashlib.sha256(V1).hexdigest()
+    # Chromium stores dictionaries asynchronously. Wait until it offers v1 on a path the pattern covers
+    # that is not itself a dictionary (a 404): fetching v2 before that would make v2 the dictionary.
+    fetch_until_dictionary(browser, "/static/app.probe.js", b"")
     got = fetch_until_dictionary(browser, "/static/app.v2.js", V2)
     assert got["sent"]["available-dictionary"] == available(V1)
     assert "dcb" in got["sent"]["accept-encoding"] and "dcz" in got["sent"]["accept-encoding"]
