@@ -152,7 +152,17 @@ def test_match_dest_is_honoured(dcserve_bin, site):
         """
         assert browser.evaluate(load_script % json.dumps("/dest/lib.v1.js")) is True
         v1 = (pathlib.Path(site).parent / "site/dest/lib.v1.js").read_bytes()
-        # a script load of a matching URL gets the dictionary (poll: stored asynchronously)
+        # Wait until Chromium offers v1 on a script load of a covered path that is not a dictionary
+        # itself (a 404), so a v2 response cannot become the dictionary that is advertised instead.
+        for i in range(60):
+            url = f"/dest/lib.probe.js?s={i}"
+            browser.evaluate((load_script % json.dumps(url)).replace("reject(new Error('script failed'))", "resolve(false)"))
+            browser.pump(0.05)
+            sent = browser.sent_headers(url)
+            if sent and "available-dictionary" in sent[-1]:
+                break
+            time.sleep(0.25)
+        # a script load of a matching URL gets the dictionary
         for i in range(60):
             url = f"/dest/lib.v2.js?s={i}"
             assert browser.evaluate(load_script % json.dumps(url)) is True
