@@ -191,7 +191,13 @@ struct ServeCommand: AsyncParsableCommand {
         }
         app.stop()
         BufferedLogWriter.standardError.flush()
-        logger.info("stopped", metadata: ["forced": "\(forced)"])
+        var stopped: Logger.Metadata = ["forced": "\(forced)"]
+        if let tls = server.tlsHandshakes {
+            stopped["tlsHandshakes"] = "\(tls.completed)"
+            stopped["tlsResumed"] = "\(tls.resumed)"
+            stopped["tlsFailed"] = "\(tls.failed)"
+        }
+        logger.info("stopped", metadata: stopped)
     }
 }
 
