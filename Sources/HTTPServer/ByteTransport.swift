@@ -25,7 +25,9 @@ enum TransportResult: Equatable {
 protocol ByteTransport: AnyObject {
     var descriptor: Int32 { get }
     func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportResult
-    func write(_ bytes: UnsafeRawBufferPointer) -> TransportResult
+    /// `more`: further bytes (a file body) follow at once; the transport may hold back a partial
+    /// segment (MSG_MORE) so head and body share packets.
+    func write(_ bytes: UnsafeRawBufferPointer, more: Bool) -> TransportResult
     /// Sends `count` bytes of `file` starting at `offset` without copying them through user space,
     /// when the transport can (plain TCP: sendfile). Returns nil when it cannot (TLS): the caller then
     /// reads and writes.
@@ -71,9 +73,10 @@ final class PlainTCPTransport: ByteTransport {
         }
     }
 
-    func write(_ bytes: UnsafeRawBufferPointer) -> TransportResult {
+    func write(_ bytes: UnsafeRawBufferPointer, more: Bool) -> TransportResult {
+        let flags = Int32(MSG_NOSIGNAL) | (more ? Int32(MSG_MORE) : 0)
         while true {
-            let n = send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+            let n = send(descriptor, bytes.baseAddress, bytes.count, flags)
             if n >= 0 { return n == 0 ? .wouldBlock : .bytes(n) }
             switch errno {
             case EINTR: continue

@@ -69,11 +69,13 @@ final class Connection: @unchecked Sendable {
     private var continueSent = false
     private var inProcessInput = false
     private var inFlush = false
+    private var blockedOnOutput = false
     private var shuttingDown = false
     /// pthread id of the thread running the handler synchronously on `queue`, else 0.
     private let handlerThread = Atomic<UInt>(0)
 
-    /// `transport` (plain TCP or TLS) is owned by the connection from now on.
+    /// `transport` carries the bytes (plain TCP, or TLS). The connection owns it and closes it after
+    /// its dispatch sources are cancelled.
     init(id: UInt64, transport: ByteTransport, remoteAddress: String, context: ServerContext) {
         self.id = id
         self.remoteAddress = remoteAddress
@@ -192,7 +194,15 @@ final class Connection: @unchecked Sendable {
                 dispatch(request)
             }
             if parsed.output.isNeedMoreData { break }
-            if out.count - outSent >= context.configuration.writeHighWatermark { flush() }
+            if out.count - outSent >= context.configuration.writeHighWatermark {
+                flush()
+                // A client that pipelines but does not read: stop parsing and reading until the
+                // output drains (flush resumes us), so neither buffer grows without bound.
+                if state == .reading && out.count - outSent >= context.configuration.writeHighWatermark {
+                    blockedOnOutput = true
+                    break
+                }
+            }
         }
         if inStart == inEnd {
             inStart = 0
@@ -207,7 +217,7 @@ final class Connection: @unchecked Sendable {
                 updateReadDeadline()
             }
         }
-        if state != .reading { suspendReading() } else { resumeReading() }
+        if state != .reading || blockedOnOutput { suspendReading() } else { resumeReading() }
         inProcessInput = false
         flush()
     }
@@ -371,7 +381,8 @@ final class Connection: @unchecked Sendable {
         while state != .closed {
             if outSent < out.count {
                 let sent = outSent
-                let result = out.withUnsafeBytes { b in transport.write(UnsafeRawBufferPointer(rebasing: b[sent...])) }
+                let more = pendingFile != nil
+                let result = out.withUnsafeBytes { b in transport.write(UnsafeRawBufferPointer(rebasing: b[sent...]), more: more) }
                 switch result {
                 case .bytes(let n):
                     outSent += n
@@ -412,6 +423,10 @@ final class Connection: @unchecked Sendable {
             if writeResumed, let writeSource { writeSource.suspend(); writeResumed = false }
             if deadlineKind == .write { setDeadline(.none, after: .zero) }
             if let ack = streamAcknowledgement { streamAcknowledgement = nil; ack() }
+            if blockedOnOutput {
+                blockedOnOutput = false
+                queue.async { if self.state == .reading { self.processInput() } }
+            }
             if state == .closing && pendingFile == nil { close() }
             if state == .reading && deadlineKind == .none { updateReadDeadline() }
             return

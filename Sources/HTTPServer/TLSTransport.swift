@@ -73,7 +73,9 @@ final class TLSTransport: ByteTransport {
         return .bytes(total)
     }
 
-    func write(_ bytes: UnsafeRawBufferPointer) -> TransportResult {
+    /// `more` is ignored: file bodies are staged through the connection's buffer under TLS, so the
+    /// next bytes follow in the same or the next record anyway.
+    func write(_ bytes: UnsafeRawBufferPointer, more: Bool) -> TransportResult {
         guard bytes.count > 0 else { return .wouldBlock }
         var n = 0
         ERR_clear_error()

@@ -75,7 +75,8 @@ final class BufferedLogWriter: Sendable {
         }
     }
 
-    nonisolated(unsafe) private static let formatter: DateFormatter = {
+    // Used only under the writer's mutex.
+    private static let formatter: DateFormatter = {
         let f = DateFormatter()
         f.locale = Locale(identifier: "en_US_POSIX")
         f.timeZone = TimeZone(identifier: "UTC")

@@ -290,3 +290,61 @@ def test_port_in_use_and_missing_root(dcserve_bin, docroot, tmp_path):
     r = run(dcserve_bin, "serve", "--root", str(tmp_path / "nope"), "--port", "0", check=False, timeout=20)
     assert r.returncode != 0
     assert b"document root" in r.stderr and b"nope" in r.stderr, r.stderr
+
+
+def rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def test_pipelining_client_that_never_reads_is_bounded(server):
+    """Back-pressure: a client that pipelines thousands of requests without reading responses does
+    not make the server buffer without bound; once it reads, the responses flow again."""
+    request = b"GET /1k.bin HTTP/1.1\r\nHost: t\r\n\r\n"
+    with server.connect() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+        s.setblocking(False)
+        sent = 0
+        stalls = 0
+        # Kernel socket buffers on loopback can hold a few MB; 1M requests (38 MB) is far beyond them.
+        while sent < 1_000_000 * len(request) and stalls < 100:
+            try:
+                sent += s.send(request * 500)
+                stalls = 0
+            except BlockingIOError:
+                stalls += 1
+                time.sleep(0.02)
+        assert stalls >= 100, "the server kept accepting requests without anyone reading responses"
+        assert rss_kib(server.proc.pid) < 200 * 1024
+        s.setblocking(True)
+        s.settimeout(10)
+        buf = bytearray()
+        for _ in range(100):
+            status, _, body = read_response(s, buf)
+            assert status == 200 and len(body) == 1024
+    get_ok(server)
+
+
+def test_ipv6_listener(dcserve_bin, docroot, tmp_path):
+    import re
+    log_path = tmp_path / "v6.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen([dcserve_bin, "serve", "--root", str(docroot[0]), "--port", "0", "--host", "::1"],
+                                stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 20
+        m = None
+        while time.monotonic() < deadline and not m and proc.poll() is None:
+            m = re.search(r"listening on http://\[::1\]:(\d+)", log_path.read_text())
+            time.sleep(0.05)
+        if not m:
+            pytest.skip(f"no IPv6 loopback here: {log_path.read_text()}")
+        r = run("curl", "-sg", f"http://[::1]:{m.group(1)}/a.txt")
+        assert r.stdout == docroot[1]["a.txt"]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
