@@ -99,7 +99,8 @@ public final class TLSContext: @unchecked Sendable {
         while case let code = ERR_get_error(), code != 0 {
             var buffer = [CChar](repeating: 0, count: 256)
             ERR_error_string_n(code, &buffer, buffer.count)
-            messages.append(String(cString: buffer))
+            let text = buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }
+            messages.append(String(decoding: text, as: UTF8.self))
         }
         return messages.isEmpty ? "" : " (\(messages.joined(separator: "; ")))"
     }
