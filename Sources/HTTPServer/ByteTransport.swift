@@ -16,8 +16,8 @@ enum TransportResult: Equatable {
     case failed(Int32)
 }
 
-/// The byte stream under one HTTP connection: plain TCP now; a TLS transport (OpenSSL over the same
-/// non-blocking descriptor) can be added later by implementing this protocol.
+/// The byte stream under one HTTP connection: plain TCP (`PlainTCPTransport`) or TLS
+/// (`TLSTransport`, OpenSSL over the same non-blocking descriptor).
 ///
 /// Contract: all calls are made from the owning connection's serial queue only, so implementations
 /// need no locking. A TLS implementation may need to read when asked to write and vice versa; it
@@ -34,6 +34,24 @@ protocol ByteTransport: AnyObject {
     func sendFile(_ file: Int32, offset: Int64, count: Int) -> TransportResult?
     /// Closes the descriptor. Called once, after every dispatch source on it is cancelled.
     func close()
+
+    // TLS only (defaults below are plain TCP's):
+    /// True when requests on this transport arrived encrypted (their scheme is https).
+    var isSecure: Bool { get }
+    /// False until the handshake completed; the connection then applies `handshakeTimeout`
+    /// instead of the idle timeout and closes silently when it expires.
+    var isEstablished: Bool { get }
+    var handshakeTimeout: Duration { get }
+    /// Set when the last `read` returned `.wouldBlock` because the transport must write first (TLS
+    /// handshake): wait for writability, then read again.
+    var readNeedsWritable: Bool { get }
+}
+
+extension ByteTransport {
+    var isSecure: Bool { false }
+    var isEstablished: Bool { true }
+    var handshakeTimeout: Duration { .zero }
+    var readNeedsWritable: Bool { false }
 }
 
 /// Plain TCP over a non-blocking socket descriptor.

@@ -51,7 +51,7 @@ final class Connection: @unchecked Sendable {
     private var openSources = 0
 
     // Deadlines: one timer, re-armed only when a deadline earlier than the armed one is set.
-    private enum DeadlineKind { case none, idle, header, body, write }
+    private enum DeadlineKind { case none, idle, header, body, write, handshake }
     private var deadlineKind = DeadlineKind.none
     private var deadline = DispatchTime.distantFuture
     private var armedFor = DispatchTime.distantFuture
@@ -74,8 +74,8 @@ final class Connection: @unchecked Sendable {
     /// pthread id of the thread running the handler synchronously on `queue`, else 0.
     private let handlerThread = Atomic<UInt>(0)
 
-    /// `transport` carries the bytes (plain TCP today; a TLS transport plugs in here). The connection
-    /// owns it and closes it after its dispatch sources are cancelled.
+    /// `transport` carries the bytes (plain TCP, or TLS). The connection owns it and closes it after
+    /// its dispatch sources are cancelled.
     init(id: UInt64, transport: ByteTransport, remoteAddress: String, context: ServerContext) {
         self.id = id
         self.remoteAddress = remoteAddress
@@ -103,7 +103,11 @@ final class Connection: @unchecked Sendable {
         timer = t
         openSources = 2
         t.resume()
-        setDeadline(.idle, after: context.configuration.idleTimeout)
+        if transport.isEstablished {
+            setDeadline(.idle, after: context.configuration.idleTimeout)
+        } else {
+            setDeadline(.handshake, after: transport.handshakeTimeout)  // TLS: the handshake comes first
+        }
         readResumed = true
         read.resume()
         if shuttingDown { close() }
@@ -140,6 +144,9 @@ final class Connection: @unchecked Sendable {
             inEnd += n
             processInput()
         case .wouldBlock:
+            // TLS: the handshake may have to write before it can read on, or may just have finished.
+            if transport.readNeedsWritable { waitForWritable() }
+            if deadlineKind == .handshake && transport.isEstablished { updateReadDeadline() }
             return
         case .endOfStream:
             peerClosedInput = true
@@ -234,7 +241,10 @@ final class Connection: @unchecked Sendable {
         currentStart = MonotonicClock.nanoseconds()
         currentKeepAlive = parsed.keepAlive && requestsServed < context.configuration.maxRequestsPerConnection
         currentVersion = parsed.version
-        let head = parsed.makeHTTPRequest()
+        var head = parsed.makeHTTPRequest()
+        // https on TLS connections, or when a trusted proxy says so (TrustedProxies); else http.
+        head.scheme = context.configuration.trustedProxies.scheme(
+            secureConnection: transport.isSecure, remoteAddress: remoteAddress, fields: head.headerFields)
         currentIsHead = head.method == .head
         if context.accessLog.isEnabled {
             currentMethod = parsed.method
@@ -436,10 +446,13 @@ final class Connection: @unchecked Sendable {
     }
 
     private func waitForWritable() {
-        if deadlineKind != .write { setDeadline(.write, after: context.configuration.writeTimeout) }
+        if deadlineKind != .write && deadlineKind != .handshake { setDeadline(.write, after: context.configuration.writeTimeout) }
         if writeSource == nil {
             let w = DispatchSource.makeWriteSource(fileDescriptor: transport.descriptor, queue: queue)
-            w.setEventHandler { [unowned self] in self.flush() }
+            w.setEventHandler { [unowned self] in
+                self.flush()
+                if self.transport.readNeedsWritable { self.onReadable() }  // TLS handshake waiting to write
+            }
             w.setCancelHandler { [self] in self.sourceCancelled() }
             writeSource = w
             openSources += 1
@@ -499,7 +512,7 @@ final class Connection: @unchecked Sendable {
             return
         }
         switch deadlineKind {
-        case .idle, .write, .none:
+        case .idle, .write, .none, .handshake:
             close()
         case .header, .body:
             currentMethod = "-"

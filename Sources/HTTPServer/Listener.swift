@@ -14,14 +14,19 @@ final class Listener: @unchecked Sendable {
     /// The bound address (with the real port when port 0 was asked for).
     let address: (host: String, port: UInt16)
     private let context: ServerContext
+    /// HTTPS listener: connections are TLS with the reloader's current context (nil: plain TCP).
+    private let tls: CertificateReloader?
     private let queue = DispatchQueue(label: "dcserve.listener")
     private var source: DispatchSourceRead?
 
-    init(host: String, port: UInt16, context: ServerContext) throws {
+    init(host: String, port: UInt16, context: ServerContext, tls: CertificateReloader? = nil) throws {
         descriptor = try Socket.makeListener(host: host, port: port, backlog: context.configuration.backlog)
         address = Socket.localAddress(descriptor)
         self.context = context
+        self.tls = tls
     }
+
+    var isTLS: Bool { tls != nil }
 
     func start() {
         let s = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
@@ -60,10 +65,19 @@ final class Listener: @unchecked Sendable {
                 return
             }
             guard let (fd, remote) = accepted else { return }
-            let connection = Connection(id: context.makeConnectionID(), transport: PlainTCPTransport(descriptor: fd),
-                                        remoteAddress: remote, context: context)
+            // TLS: the context is taken per accept, so a certificate reload applies to new connections only.
+            let transport: ByteTransport
+            if let tls {
+                guard let t = TLSTransport(descriptor: fd, context: tls.current, counters: tls.counters) else { close(fd); continue }
+                transport = t
+            } else {
+                transport = PlainTCPTransport(descriptor: fd)
+            }
+            let connection = Connection(id: context.makeConnectionID(), transport: transport, remoteAddress: remote, context: context)
             if context.registry.add(connection) {
                 connection.start()
+            } else if tls != nil {
+                transport.close()  // a plain-text 503 would be garbage to a TLS client
             } else {
                 // Over the limit: a short 503 (best effort, the socket buffer is empty so it fits) and close.
                 Listener.overloadResponse.withUnsafeBytes { _ = send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

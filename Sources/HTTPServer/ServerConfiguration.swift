@@ -36,6 +36,21 @@ public struct ServerConfiguration: Sendable {
     /// head in one system call; larger ones are sent with `sendfile(2)`. Default 32 KiB.
     public var inlineFileBodyLimit: Int = 32 * 1024
 
+    // MARK: TLS and proxies (kept together so merges with the HTTP settings above stay simple)
+
+    /// HTTPS listeners, side by side with the plain `listenAddresses` (which may be empty). Need
+    /// `tls`. Port 0 picks a free port. Default: none.
+    public var tlsListenAddresses: [(host: String, port: UInt16)] = []
+    /// Certificates, SNI and handshake timeout of the HTTPS listeners. Default nil (no TLS).
+    public var tls: TLSConfiguration?
+    /// Answer requests whose scheme is http (plain listener, not marked https by a trusted proxy)
+    /// with a redirect to https. Default false.
+    public var redirectToHTTPS = false
+    /// Port named in the redirect's `Location`; nil means the first HTTPS listener's bound port.
+    public var httpsRedirectPort: UInt16?
+    /// Proxies whose `Forwarded: proto=` / `X-Forwarded-Proto` set the request's scheme. Default none.
+    public var trustedProxies = TrustedProxies()
+
     public init() {}
 }
 

@@ -75,6 +75,16 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "One log line per request (logger dcserve.access, level info, written in batches at least every 100 ms; overrides server.accessLog).")
     var accessLog: Bool?
 
+    // TLS (quick mode or overriding tls.* of the file):
+    @Option(name: .customLong("tls-cert"), help: ArgumentHelp("PEM certificate chain for the HTTPS listener (overrides tls.certificate).", valueName: "file"))
+    var tlsCertificate: String?
+
+    @Option(name: .customLong("tls-key"), help: ArgumentHelp("PEM private key for the HTTPS listener (overrides tls.key).", valueName: "file"))
+    var tlsKey: String?
+
+    @Option(name: .customLong("tls-port"), help: "HTTPS port; 0 picks a free one (overrides tls.port; default 8443).")
+    var tlsPort: UInt16?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
@@ -106,6 +116,9 @@ struct ServeCommand: AsyncParsableCommand {
         if let shutdownTimeout { c.server.shutdownDeadlineSeconds = Int(shutdownTimeout.rounded(.up)) }
         if let maxConnections { c.server.maxConnections = maxConnections }
         if let accessLog { c.server.accessLog = accessLog }
+        if let tlsCertificate { c.tls.certificate = tlsCertificate }
+        if let tlsKey { c.tls.key = tlsKey }
+        if let tlsPort { c.tls.port = Int(tlsPort) }
         for (i, pattern) in dictionaryPatterns.enumerated() {
             c.rules.append(DictionaryRule(name: "quick\(i + 1)", match: pattern))
         }
@@ -123,7 +136,23 @@ struct ServeCommand: AsyncParsableCommand {
         c.maxConnections = app.server.maxConnections
         c.maxRequestsPerConnection = maxRequestsPerConnection
         c.limits.maxBodyBytes = maxBodyBytes
+        applyTLS(app, to: &c)
         return c
+    }
+
+    /// HTTPS listener, redirect and trusted proxies (validated by `DCServeConfiguration.validate()`).
+    func applyTLS(_ app: DCServeConfiguration, to c: inout ServerConfiguration) {
+        c.redirectToHTTPS = app.server.redirectToHTTPS
+        c.trustedProxies = (try? TrustedProxies(app.server.trustedProxies)) ?? TrustedProxies()
+        guard let certificate = app.tls.certificate, let key = app.tls.key else { return }
+        var tls = TLSConfiguration(certificateChainFile: certificate, privateKeyFile: key)
+        tls.handshakeTimeout = .seconds(app.tls.handshakeTimeoutSeconds)
+        for entry in app.tls.sni {
+            tls.sni[entry.serverName.lowercased()] = .init(chainFile: entry.certificate, keyFile: entry.key)
+        }
+        c.tls = tls
+        let hosts = app.tls.host.map { [$0] } ?? (host.isEmpty ? [app.server.host] : host)
+        c.tlsListenAddresses = hosts.map { (host: $0, port: UInt16(app.tls.port)) }
     }
 
     func run() async throws {
@@ -165,10 +194,14 @@ struct ServeCommand: AsyncParsableCommand {
             adminConfiguration.maxConnections = 64
             let admin = AdminHandler(registry: registry, metricsPath: appConfiguration.admin.metricsPath) {
                 app.refreshGauges(openConnections: server.connectionCount)
+                if let tls = server.tlsHandshakes {
+                    app.metrics.tlsHandshakes(completed: tls.completed, resumed: tls.resumed, failed: tls.failed)
+                }
             }.wrapped(in: [app.healthMiddleware])
             servers.append(try Self.start(adminConfiguration, handler: admin, accessLog: accessLog,
                                           name: "admin listening", logger: logger, metadata: [:]))
         }
+        if appConfiguration.tls.certificate != nil { CertificateReloadSignal.install(server: server, logger: logger) }
         app.readiness.setListenersOpen(true)
         let running = servers
 
@@ -183,7 +216,13 @@ struct ServeCommand: AsyncParsableCommand {
         }
         app.stop()
         BufferedLogWriter.standardError.flush()
-        logger.info("stopped", metadata: ["forced": "\(forced)"])
+        var stopped: Logger.Metadata = ["forced": "\(forced)"]
+        if let tls = server.tlsHandshakes {
+            stopped["tlsHandshakes"] = "\(tls.completed)"
+            stopped["tlsResumed"] = "\(tls.resumed)"
+            stopped["tlsFailed"] = "\(tls.failed)"
+        }
+        logger.info("stopped", metadata: stopped)
     }
 }
 
@@ -195,14 +234,16 @@ extension ServeCommand {
         let server = HTTPServer(configuration: configuration, handler: handler, accessLog: accessLog)
         do {
             try server.start()
+        } catch let error as TLSContextError {
+            throw CLIError("cannot start the HTTPS listener: \(error)")
         } catch let error as SocketError {
             let addresses = configuration.listenAddresses.map { "\($0.host):\($0.port)" }.joined(separator: ", ")
             throw CLIError(error.isAddressInUse ? "cannot listen on \(addresses): port already in use"
                                                 : "cannot listen on \(addresses): \(error)")
         }
-        for address in server.boundAddresses {
+        for address in server.boundEndpoints {
             let host = address.host.contains(":") ? "[\(address.host)]" : address.host
-            logger.info("\(name) on http://\(host):\(address.port)", metadata: metadata)
+            logger.info("\(name) on \(address.scheme)://\(host):\(address.port)", metadata: metadata)
         }
         return server
     }

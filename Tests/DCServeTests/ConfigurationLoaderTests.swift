@@ -71,4 +71,38 @@ import Testing
         let path = try file("{not json")
         await #expect(throws: ConfigurationError.self) { try await ConfigurationLoader.load(file: path, environment: [:]) }
     }
+
+    // MARK: TLS keys (tls.*, server.redirectToHTTPS, server.trustedProxies)
+
+    @Test func tlsKeysLoadFromFileAndEnvironment() async throws {
+        let cert = try file("certificate placeholder"), key = try file("key placeholder")
+        let json = """
+            {"server": {"port": 8080, "redirectToHTTPS": true, "trustedProxies": ["10.0.0.1", "::1"]},
+             "tls": {"port": 8443, "host": "0.0.0.0", "certificate": "\(cert)", "key": "\(key)", "handshakeTimeoutSeconds": 5,
+                     "sni": {"names": ["b"], "b": {"serverName": "b.example", "certificate": "\(cert)", "key": "\(key)"}}}}
+            """
+        let c = try await ConfigurationLoader.load(file: try file(json), environment: ["DCSERVE_TLS_PORT": "9443"])
+        #expect(c.server.redirectToHTTPS)
+        #expect(c.server.trustedProxies == ["10.0.0.1", "::1"])
+        #expect(c.tls.isEnabled && c.tls.port == 9443 && c.tls.host == "0.0.0.0" && c.tls.handshakeTimeoutSeconds == 5)
+        #expect(c.tls.certificate == cert && c.tls.key == key)
+        #expect(c.tls.sni == [DCServeConfiguration.SNICertificate(name: "b", serverName: "b.example", certificate: cert, key: key)])
+        let plain = try await ConfigurationLoader.load(file: try file("{}"), environment: [:])
+        #expect(!plain.tls.isEnabled && !plain.server.redirectToHTTPS && plain.server.trustedProxies.isEmpty)
+    }
+
+    @Test func refusesBadTLSConfigurationNamingTheKey() async throws {
+        let cert = try file("certificate placeholder"), key = try file("key placeholder")
+        try await expectError(#"{"tls": {"certfile": "x"}}"#, key: "tls.certfile")
+        try await expectError(#"{"tls": {"certificate": "\#(cert)"}}"#, key: "tls.key")
+        try await expectError(#"{"tls": {"certificate": "/nonexistent.pem", "key": "\#(key)"}}"#, key: "tls.certificate")
+        try await expectError(#"{"tls": {"certificate": "\#(cert)", "key": "\#(key)", "port": 70000}}"#, key: "tls.port")
+        try await expectError(#"{"server": {"port": 8443}, "tls": {"certificate": "\#(cert)", "key": "\#(key)", "port": 8443}}"#, key: "tls.port")
+        try await expectError(#"{"tls": {"certificate": "\#(cert)", "key": "\#(key)", "handshakeTimeoutSeconds": 0}}"#, key: "tls.handshakeTimeoutSeconds")
+        try await expectError(#"{"server": {"redirectToHTTPS": true}}"#, key: "server.redirectToHTTPS")
+        try await expectError(#"{"server": {"trustedProxies": ["10.0.0.0/8"]}}"#, key: "server.trustedProxies")
+        try await expectError(#"{"tls": {"certificate": "\#(cert)", "key": "\#(key)", "sni": {"names": ["a"], "a": {"serverName": "a.example", "key": "\#(key)"}}}}"#, key: "tls.sni.a.certificate")
+        try await expectError(#"{"tls": {"certificate": "\#(cert)", "key": "\#(key)", "sni": {"names": [], "a": {}}}}"#, key: "tls.sni.a")
+        try await expectError(#"{"tls": {"certificate": "\#(cert)", "key": "\#(key)", "sni": {"names": ["a"], "a": {"host": "x"}}}}"#, key: "tls.sni.a.host")
+    }
 }

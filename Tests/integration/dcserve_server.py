@@ -15,11 +15,13 @@ import urllib.request
 
 LISTEN_RE = re.compile(rb"(?<!admin )listening on http://127\.0\.0\.1:(\d+)")
 ADMIN_RE = re.compile(rb"admin listening on http://127\.0\.0\.1:(\d+)")
+TLS_LISTEN_RE = re.compile(rb"listening on https://127\.0\.0\.1:(\d+)")
 
 
 class DCServe:
     def __init__(self, binary: str, args: list[str], cwd: str | None = None,
-                 env: dict[str, str] | None = None, timeout: float = 30.0):
+                 env: dict[str, str] | None = None, timeout: float = 30.0, tls: bool = False):
+        """`tls=True`: also wait for the HTTPS listener's log line; its port is `tls_port`."""
         self.log = tempfile.NamedTemporaryFile(prefix="dcserve-log-", suffix=".txt", delete=False)
         full_env = dict(os.environ)
         full_env.update(env or {})
@@ -27,11 +29,13 @@ class DCServe:
                                      stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
         self.port = None
+        self.tls_port = None
         while time.monotonic() < deadline:
             text = open(self.log.name, "rb").read()
-            m, admin = LISTEN_RE.search(text), ADMIN_RE.search(text)
-            if m and admin:
+            m, admin, m_tls = LISTEN_RE.search(text), ADMIN_RE.search(text), TLS_LISTEN_RE.search(text)
+            if m and admin and (m_tls or not tls):
                 self.port, self.admin_port = int(m.group(1)), int(admin.group(1))
+                self.tls_port = int(m_tls.group(1)) if m_tls else None
                 break
             if self.proc.poll() is not None:
                 raise RuntimeError(f"dcserve exited with {self.proc.returncode}:\n{text.decode(errors='replace')}")

@@ -1,4 +1,6 @@
-"""A real browser: headless Chromium (Debian's package) against `dcserve serve` on http://localhost.
+"""A real browser: headless Chromium (Debian's package) against `dcserve serve` on http://localhost,
+and for the dcz/dcb flows also on https://localhost (a self-signed certificate pinned with
+--ignore-certificate-errors-spki-list; plain --ignore-certificate-errors would disable dictionaries).
 
 Chromium must register a dictionary served by dcserve, send Available-Dictionary with the right hash
 (read from the headers it actually sent: Network.requestWillBeSentExtraInfo), and decode dcz and dcb
@@ -8,6 +10,7 @@ match-dest is honoured, and a dictionary advertised with Link is fetched and the
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import os
@@ -18,6 +21,7 @@ import pytest
 
 from chromium import CHROMIUM, Chromium
 from dcserve_server import DCServe
+from tls_support import self_signed, spki_pin
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 V1 = (ROOT / "examples/site/static/app.v1.js").read_bytes()
@@ -104,8 +108,22 @@ def fetch_checked(browser: Chromium, url: str) -> dict:
     return {"sent": sent[-1], "received": received[-1], "page": result}
 
 
-def run_bundle_flow(browser: Chromium, server: DCServe, coding: str) -> None:
-    browser.navigate(f"http://localhost:{server.port}/index.html")
+@contextlib.contextmanager
+def server_and_browser(dcserve_bin: str, config: pathlib.Path, scheme: str, env: dict[str, str] | None = None):
+    """dcserve with `config` and a Chromium; for https, an HTTPS listener with a fresh self-signed
+    certificate that Chromium trusts by its SPKI pin. Yields (server, browser, origin)."""
+    args, extra = ["--config", str(config)], []
+    if scheme == "https":
+        leaf = self_signed(config.parent / "tls")
+        args += ["--tls-port", "0", "--tls-cert", str(leaf.cert), "--tls-key", str(leaf.key)]
+        extra = [f"--ignore-certificate-errors-spki-list={spki_pin(leaf.cert)}"]
+    with DCServe(dcserve_bin, args, env=env, tls=scheme == "https") as server, Chromium(extra_args=extra) as browser:
+        port = server.tls_port if scheme == "https" else server.port
+        yield server, browser, f"{scheme}://localhost:{port}"
+
+
+def run_bundle_flow(browser: Chromium, server: DCServe, coding: str, origin: str | None = None) -> None:
+    browser.navigate(f"{origin or f'http://localhost:{server.port}'}/index.html")
     v1 = browser.evaluate(CHECK_JS % {"url": json.dumps("/static/app.v1.js")})
     assert v1["sha256"] == hashlib.sha256(V1).hexdigest()
     assert wait_for_dictionary(browser, "/static/app.probe.js")["available-dictionary"] == available(V1)
@@ -117,15 +135,19 @@ def run_bundle_flow(browser: Chromium, server: DCServe, coding: str) -> None:
     assert got["page"]["length"] == len(V2) and got["page"]["sha256"] == hashlib.sha256(V2).hexdigest()
 
 
-def test_chromium_decodes_dcz(dcserve_bin, site):
-    with DCServe(dcserve_bin, ["--config", str(site)]) as server, Chromium() as browser:
-        run_bundle_flow(browser, server, "dcz")
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_chromium_decodes_dcz(dcserve_bin, site, scheme):
+    with server_and_browser(dcserve_bin, site, scheme) as (server, browser, origin):
+        run_bundle_flow(browser, server, "dcz", origin)
+        if scheme == "https":
+            assert browser.evaluate("location.protocol") == "https:" and browser.evaluate("isSecureContext")
 
 
-def test_chromium_decodes_dcb_when_brotli_preferred(dcserve_bin, site):
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_chromium_decodes_dcb_when_brotli_preferred(dcserve_bin, site, scheme):
     env = {"DCSERVE_COMPRESSION_PREFERENCE": "dcb,dcz,br,zstd,gzip"}
-    with DCServe(dcserve_bin, ["--config", str(site)], env=env) as server, Chromium() as browser:
-        run_bundle_flow(browser, server, "dcb")
+    with server_and_browser(dcserve_bin, site, scheme, env) as (server, browser, origin):
+        run_bundle_flow(browser, server, "dcb", origin)
 
 
 def test_match_dest_is_honoured(dcserve_bin, site):

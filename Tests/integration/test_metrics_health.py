@@ -9,6 +9,7 @@ import json
 import pathlib
 import re
 import shutil
+import time
 
 import pytest
 
@@ -120,3 +121,43 @@ def test_server_timing_when_enabled(dcserve_bin, config):
         assert re.fullmatch(r'compress;desc="br-5";dur=\d+\.\d{3}', h["Server-Timing"]), h["Server-Timing"]
         _, h, _ = s.get("/static/app.v2.js", {"Accept-Encoding": "br"})
         assert re.fullmatch(r'compress;desc="br-(5|11) cached"', h["Server-Timing"]), h["Server-Timing"]
+
+
+def test_tls_handshakes_are_counted(dcserve_bin, config, tmp_path):
+    from tls_support import client_context, http_get, make_ca, make_leaf, tls_connect
+    ca = make_ca(tmp_path / "pki")
+    leaf = make_leaf(ca, tmp_path / "pki", "server")
+    args = ["--config", str(config), "--tls-port", "0", "--tls-cert", str(leaf.cert), "--tls-key", str(leaf.key)]
+    with DCServe(dcserve_bin, args, tls=True) as s:
+        ctx = client_context(ca)
+        for _ in range(2):
+            with tls_connect(ctx, s.tls_port) as sock:
+                assert http_get(sock, "/static/app.v1.js", close=True)[0] == 200
+        with socket_garbage(s.tls_port):
+            pass
+        deadline = time.monotonic() + 10
+        while True:  # the failed handshake is counted when the server reads the garbage
+            m = scrape(s)
+            if value(m, "dcserve_tls_handshakes_total", result="failed") >= 1 or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        assert value(m, "dcserve_tls_handshakes_total", result="completed") == 2
+        assert value(m, "dcserve_tls_handshakes_total", result="failed") == 1
+
+
+class socket_garbage:
+    """Connects, sends bytes that are not a ClientHello, and closes."""
+    def __init__(self, port: int):
+        import socket
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            self.sock.recv(100)
+        except OSError:
+            pass
+        self.sock.close()

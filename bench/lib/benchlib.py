@@ -68,15 +68,23 @@ class Process:
         self.stop()
 
 
-def dcserve(args: list[str], env: dict | None = None) -> Process:
+def dcserve(args: list[str], env: dict | None = None, ssl: tuple[str, str] | None = None) -> Process:
+    """dcserve on a free port. `ssl=(certificate, key)`: also an HTTPS listener, whose port is then
+    the returned process's `port` (the plain listener stays open on another port)."""
     port = free_port()
     full_env = dict(os.environ, **(env or {}))
-    return Process([DCSERVE, "serve", "--port", str(port), "--no-access-log", "--log-level", "warning", *args],
-                   port, env=full_env)
+    tls_args: list[str] = []
+    wait = port
+    if ssl:
+        wait = free_port()
+        tls_args = ["--tls-port", str(wait), "--tls-cert", ssl[0], "--tls-key", ssl[1]]
+    return Process([DCSERVE, "serve", "--port", str(port), "--no-access-log", "--log-level", "warning", *tls_args, *args],
+                   wait, env=full_env)
 
 
-def nginx(root: str, workers: int = 2) -> Process:
-    """nginx from Debian's package with its own prefix: `workers` workers, access log off."""
+def nginx(root: str, workers: int = 2, ssl: tuple[str, str] | None = None) -> Process:
+    """nginx from Debian's package with its own prefix: `workers` workers, access log off.
+    `ssl=(certificate, key)`: the listener speaks TLS 1.3 only, with a shared session cache and tickets."""
     binary = shutil.which("nginx") or "/usr/sbin/nginx"
     prefix = tempfile.mkdtemp(prefix="bench-nginx-")
     # nginx workers drop privileges (user nobody): the served tree must be world-readable.
@@ -86,6 +94,10 @@ def nginx(root: str, workers: int = 2) -> Process:
             os.chmod(os.path.join(directory, name), 0o644)
     port = free_port()
     conf = os.path.join(prefix, "nginx.conf")
+    ssl_conf = ""
+    if ssl:
+        ssl_conf = (f"ssl_certificate {ssl[0]}; ssl_certificate_key {ssl[1]}; ssl_protocols TLSv1.3; "
+                    "ssl_session_cache shared:SSL:10m; ssl_session_tickets on;")
     with open(conf, "w") as f:
         f.write(f"""
 worker_processes {workers};
@@ -101,7 +113,7 @@ http {{
     default_type application/octet-stream;
     client_body_temp_path {prefix}/body; proxy_temp_path {prefix}/proxy; fastcgi_temp_path {prefix}/fcgi;
     uwsgi_temp_path {prefix}/uwsgi; scgi_temp_path {prefix}/scgi;
-    server {{ listen 127.0.0.1:{port}; root {root}; }}
+    server {{ listen 127.0.0.1:{port}{" ssl" if ssl else ""}; root {root}; {ssl_conf} }}
 }}
 """)
     return Process([binary, "-p", prefix, "-c", conf], port)

@@ -47,6 +47,7 @@ public enum ConfigurationLoader {
         c.server.idleTimeoutSeconds = try r.int("server.idleTimeoutSeconds") ?? c.server.idleTimeoutSeconds
         c.server.shutdownDeadlineSeconds = try r.int("server.shutdownDeadlineSeconds") ?? c.server.shutdownDeadlineSeconds
         c.server.accessLog = try r.bool("server.accessLog") ?? c.server.accessLog
+        try readTLS(r, into: &c)
         c.site.root = try r.string("site.root") ?? c.site.root
         c.store.path = try r.string("store.path") ?? c.store.path
         c.store.maxBytes = try r.int("store.maxBytes") ?? c.store.maxBytes
@@ -114,6 +115,29 @@ public enum ConfigurationLoader {
             c.outOfBand.append(entry)
         }
         return c
+    }
+}
+
+extension ConfigurationLoader {
+    /// `tls.*`, `server.redirectToHTTPS`, `server.trustedProxies`.
+    static func readTLS(_ r: ConfigValues, into c: inout DCServeConfiguration) throws {
+        c.server.redirectToHTTPS = try r.bool("server.redirectToHTTPS") ?? c.server.redirectToHTTPS
+        c.server.trustedProxies = try r.stringArray("server.trustedProxies") ?? c.server.trustedProxies
+        c.tls.host = try r.string("tls.host") ?? c.tls.host
+        c.tls.port = try r.int("tls.port") ?? c.tls.port
+        c.tls.certificate = try r.string("tls.certificate") ?? c.tls.certificate
+        c.tls.key = try r.string("tls.key") ?? c.tls.key
+        c.tls.handshakeTimeoutSeconds = try r.int("tls.handshakeTimeoutSeconds") ?? c.tls.handshakeTimeoutSeconds
+        for name in try r.stringArray("tls.sni.names") ?? [] {
+            let k = "tls.sni.\(name)"
+            func required(_ field: String, _ what: String) throws -> String {
+                guard let v = try r.string("\(k).\(field)") else { throw ConfigurationError(key: "\(k).\(field)", "required: \(what)") }
+                return v
+            }
+            c.tls.sni.append(DCServeConfiguration.SNICertificate(
+                name: name, serverName: try required("serverName", "the server name clients ask for"),
+                certificate: try required("certificate", "the PEM certificate chain"), key: try required("key", "the PEM private key")))
+        }
     }
 }
 

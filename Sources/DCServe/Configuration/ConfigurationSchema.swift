@@ -1,7 +1,9 @@
 /// The keys a configuration file may contain, so a misspelt key is refused instead of ignored.
 enum ConfigurationSchema {
     static let sections: [String: Set<String>] = [
-        "server": ["host", "port", "maxConnections", "idleTimeoutSeconds", "shutdownDeadlineSeconds", "accessLog"],
+        "server": ["host", "port", "maxConnections", "idleTimeoutSeconds", "shutdownDeadlineSeconds", "accessLog",
+                   "redirectToHTTPS", "trustedProxies"],
+        "tls": ["host", "port", "certificate", "key", "sni", "handshakeTimeoutSeconds"],
         "site": ["root"],
         "store": ["path", "maxBytes", "maxEntriesPerRule", "retainAfterExpirySeconds"],
         "compression": ["preference", "minimumBytes", "variantCacheBytes", "precompress", "levels", "serverTiming"],
@@ -11,6 +13,7 @@ enum ConfigurationSchema {
     static let ruleKeys: Set<String> = ["match", "resources", "matchDest", "id", "maxAge", "compress", "allowPrivate"]
     static let outOfBandKeys: Set<String> = ["file", "path", "match", "matchDest", "id", "maxAge", "advertiseOn", "allowOrigin"]
     static let levelKeys: Set<String> = ["fast", "best"]
+    static let sniKeys: Set<String> = ["serverName", "certificate", "key"]
 
     /// Throws `ConfigurationError` for the first key (in sorted order) the schema does not know.
     static func checkKnownKeys(_ json: Any) throws {
@@ -30,6 +33,9 @@ enum ConfigurationSchema {
                 let object = try objectValue(value, key: section)
                 for key in object.keys.sorted() where !allowed.contains(key) {
                     throw ConfigurationError(key: "\(section).\(key)", "unknown key (known: \(allowed.sorted().joined(separator: ", ")))")
+                }
+                if section == "tls", let sni = object["sni"] {
+                    try checkNamed(sni, section: "tls.sni", listKey: "names", allowed: sniKeys)
                 }
                 if section == "compression", let levels = object["levels"] {
                     for (coding, entry) in try objectValue(levels, key: "compression.levels").sorted(by: { $0.key < $1.key }) {

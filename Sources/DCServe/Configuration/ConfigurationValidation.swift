@@ -1,6 +1,7 @@
 import DictionaryCodec
 import DictionaryTransport
 import Foundation
+import HTTPServer
 
 extension DCServeConfiguration {
     /// Fetch destinations (WHATWG Fetch) a `match-dest` may name; `""` is fetch()/XHR.
@@ -26,6 +27,7 @@ extension DCServeConfiguration {
         try check(server.maxConnections > 0, "server.maxConnections", "must be positive")
         try check(server.idleTimeoutSeconds > 0, "server.idleTimeoutSeconds", "must be positive")
         try check(server.shutdownDeadlineSeconds >= 0, "server.shutdownDeadlineSeconds", "must not be negative")
+        try validateTLS()
         try check(!site.root.isEmpty, "site.root", "must name the document root")
         try check(!store.path.isEmpty, "store.path", "must name the dictionary store directory")
         try check(store.maxBytes > 0, "store.maxBytes", "must be positive")
@@ -73,6 +75,35 @@ extension DCServeConfiguration {
             try checkPattern(entry.match, key: "\(k).match")
             try checkPattern(entry.advertiseOn, key: "\(k).advertiseOn")
             try check(FileManager.default.isReadableFile(atPath: entry.file), "\(k).file", "\(entry.file) is not a readable file")
+        }
+    }
+
+    /// `tls.*`, `server.redirectToHTTPS`, `server.trustedProxies`.
+    private func validateTLS() throws {
+        func check(_ ok: Bool, _ key: String, _ reason: String) throws {
+            if !ok { throw ConfigurationError(key: key, reason) }
+        }
+        for proxy in server.trustedProxies {
+            try check(TrustedProxies.isAddressLiteral(proxy), "server.trustedProxies", "\"\(proxy)\" is not an IPv4 or IPv6 address")
+        }
+        try check(!server.redirectToHTTPS || tls.isEnabled, "server.redirectToHTTPS", "needs the HTTPS listener (tls.certificate and tls.key)")
+        try check((tls.certificate == nil) == (tls.key == nil), tls.certificate == nil ? "tls.certificate" : "tls.key",
+                  "tls.certificate and tls.key go together")
+        guard tls.isEnabled else { return }
+        try check((0...65_535).contains(tls.port), "tls.port", "must be 0…65535 (0 picks a free port)")
+        try check(tls.port == 0 || tls.port != server.port, "tls.port", "must differ from server.port")
+        try check(tls.host.map { !$0.isEmpty } ?? true, "tls.host", "must not be empty")
+        try check(tls.handshakeTimeoutSeconds > 0, "tls.handshakeTimeoutSeconds", "must be positive")
+        for (key, file) in [("tls.certificate", tls.certificate), ("tls.key", tls.key)] {
+            try check(FileManager.default.isReadableFile(atPath: file ?? ""), key, "\(file ?? "") is not a readable file")
+        }
+        var serverNames = Set<String>()
+        for entry in tls.sni {
+            let k = "tls.sni.\(entry.name)"
+            try check(!entry.serverName.isEmpty && serverNames.insert(entry.serverName.lowercased()).inserted,
+                      "\(k).serverName", "must be a server name not used by another entry")
+            try check(FileManager.default.isReadableFile(atPath: entry.certificate), "\(k).certificate", "\(entry.certificate) is not a readable file")
+            try check(FileManager.default.isReadableFile(atPath: entry.key), "\(k).key", "\(entry.key) is not a readable file")
         }
     }
 

@@ -15,6 +15,8 @@ public struct DCServeConfiguration: Sendable, Equatable {
     public var rules: [DictionaryRule] = []
     /// Out-of-band dictionaries advertised with `Link: <…>; rel="compression-dictionary"`.
     public var outOfBand: [OutOfBandDictionary] = []
+    /// HTTPS listener (off unless a certificate is given) and proxy/redirect settings.
+    public var tls = TLS()
 
     public init() {}
 
@@ -25,7 +27,41 @@ public struct DCServeConfiguration: Sendable, Equatable {
         public var idleTimeoutSeconds = 60
         public var shutdownDeadlineSeconds = 10
         public var accessLog = true
+        // TLS-related server settings:
+        /// Redirect plain-HTTP requests to the HTTPS listener (301 GET/HEAD, 308 otherwise).
+        public var redirectToHTTPS = false
+        /// IP literals of TLS-terminating proxies whose `X-Forwarded-Proto` / `Forwarded: proto=` are trusted.
+        public var trustedProxies: [String] = []
         public init() {}
+    }
+
+    /// The HTTPS listener. Enabled when `certificate` (and `key`) are set.
+    public struct TLS: Sendable, Equatable {
+        /// Bind address; nil = `server.host`.
+        public var host: String?
+        public var port = 8443
+        /// PEM certificate chain (leaf first) and PEM private key.
+        public var certificate: String?
+        public var key: String?
+        /// Extra certificates chosen by the ClientHello's server name.
+        public var sni: [SNICertificate] = []
+        public var handshakeTimeoutSeconds = 10
+        public var isEnabled: Bool { certificate != nil }
+        public init() {}
+    }
+
+    /// One SNI entry (`tls.sni.<name>.*`).
+    public struct SNICertificate: Sendable, Equatable {
+        public var name: String
+        public var serverName: String
+        public var certificate: String
+        public var key: String
+        public init(name: String, serverName: String, certificate: String, key: String) {
+            self.name = name
+            self.serverName = serverName
+            self.certificate = certificate
+            self.key = key
+        }
     }
 
     public struct Site: Sendable, Equatable {

@@ -18,6 +18,7 @@ import Synchronization
 /// | `dcserve_compression_duration_seconds` | coding, level | histogram of encode times (request path and background) |
 /// | `dcserve_dictionaries_stored_total` | | dictionaries stored for the first time by this process |
 /// | `dcserve_open_connections`, `dcserve_stored_dictionaries` | | gauges, refreshed at every scrape |
+/// | `dcserve_tls_handshakes_total` | result | `completed` / `resumed` / `failed`, brought up to date at every scrape |
 ///
 /// Thread-safe: metric handles are created once per label set and cached under a `Mutex`.
 public final class DCServeMetrics: CompressionObserver {
@@ -41,6 +42,10 @@ public final class DCServeMetrics: CompressionObserver {
     private let sentBytes = Counter(label: "dcserve_compressible_sent_bytes_total")
     private let storedTotal = Counter(label: "dcserve_dictionaries_stored_total")
     public let openConnections = Gauge(label: "dcserve_open_connections")
+    private let tlsCompleted = Counter(label: "dcserve_tls_handshakes_total", dimensions: [("result", "completed")])
+    private let tlsResumed = Counter(label: "dcserve_tls_handshakes_total", dimensions: [("result", "resumed")])
+    private let tlsFailed = Counter(label: "dcserve_tls_handshakes_total", dimensions: [("result", "failed")])
+    private let tlsReported = Mutex((completed: 0, resumed: 0, failed: 0))
     public let storedDictionaries = Gauge(label: "dcserve_stored_dictionaries")
 
     public init() {}
@@ -53,6 +58,17 @@ public final class DCServeMetrics: CompressionObserver {
         bodyBytes.get(coding) {
             Counter(label: "dcserve_http_response_body_bytes_total", dimensions: [("coding", coding)])
         }.increment(by: count)
+    }
+
+    /// Brings the TLS handshake counters up to the server's totals (they only grow).
+    public func tlsHandshakes(completed: Int, resumed: Int, failed: Int) {
+        let delta = tlsReported.withLock { last in
+            defer { last = (completed, resumed, failed) }
+            return (max(0, completed - last.completed), max(0, resumed - last.resumed), max(0, failed - last.failed))
+        }
+        tlsCompleted.increment(by: delta.0)
+        tlsResumed.increment(by: delta.1)
+        tlsFailed.increment(by: delta.2)
     }
 
     // MARK: CompressionObserver
