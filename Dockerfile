@@ -37,7 +37,7 @@ ENV DCSERVE_SERVER_HOST=0.0.0.0 \
 VOLUME ["/etc/dcserve", "/var/lib/dcserve/dictionaries"]
 USER dcserve
 WORKDIR /var/lib/dcserve
-EXPOSE 8080 9090
+EXPOSE 8080 8443 9090
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
     CMD curl -fsS http://127.0.0.1:8080/healthz || exit 1

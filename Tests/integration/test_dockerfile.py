@@ -51,7 +51,7 @@ def test_runtime_is_non_root_with_healthcheck_ports_volumes_and_signals():
     assert any("useradd" in r and "--system" in r for r in get("RUN"))
     health = get("HEALTHCHECK")
     assert len(health) == 1 and "/healthz" in health[0] and "8080" in health[0]
-    assert set(get("EXPOSE")[0].split()) == {"8080", "9090"}
+    assert set(get("EXPOSE")[0].split()) == {"8080", "8443", "9090"}
     assert set(json.loads(get("VOLUME")[0])) == {"/etc/dcserve", "/var/lib/dcserve/dictionaries"}
     assert get("STOPSIGNAL") == ["SIGTERM"]
     entrypoint = json.loads(get("ENTRYPOINT")[0])
