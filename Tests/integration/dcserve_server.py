@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -22,16 +23,16 @@ class DCServe:
     def __init__(self, binary: str, args: list[str], cwd: str | None = None,
                  env: dict[str, str] | None = None, timeout: float = 30.0, tls: bool = False):
         """`tls=True`: also wait for the HTTPS listener's log line; its port is `tls_port`."""
-        self.log = tempfile.NamedTemporaryFile(prefix="dcserve-log-", suffix=".txt", delete=False)
+        self.log_file = tempfile.NamedTemporaryFile(prefix="dcserve-log-", suffix=".txt", delete=False)
         full_env = dict(os.environ)
         full_env.update(env or {})
         self.proc = subprocess.Popen([binary, "serve", "--port", "0", "--admin-port", "0", *args], cwd=cwd, env=full_env,
-                                     stdout=self.log, stderr=subprocess.STDOUT)
+                                     stdout=self.log_file, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
         self.port = None
         self.tls_port = None
         while time.monotonic() < deadline:
-            text = open(self.log.name, "rb").read()
+            text = open(self.log_file.name, "rb").read()
             m, admin, m_tls = LISTEN_RE.search(text), ADMIN_RE.search(text), TLS_LISTEN_RE.search(text)
             if m and admin and (m_tls or not tls):
                 self.port, self.admin_port = int(m.group(1)), int(admin.group(1))
@@ -49,7 +50,16 @@ class DCServe:
         return f"http://127.0.0.1:{self.port}"
 
     def logs(self) -> str:
-        return open(self.log.name, "rb").read().decode(errors="replace")
+        return open(self.log_file.name, "rb").read().decode(errors="replace")
+
+    log = logs
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def connect(self, timeout: float = 10) -> socket.socket:
+        """A raw TCP connection to the HTTP listener."""
+        return socket.create_connection(("127.0.0.1", self.port), timeout=timeout)
 
     def get(self, path: str, headers: dict[str, str] | None = None, method: str = "GET", admin: bool = False):
         """One request with urllib (no automatic decompression); returns (status, headers, body).
@@ -62,11 +72,13 @@ class DCServe:
         except urllib.error.HTTPError as e:
             return e.code, e.headers, e.read()
 
-    def stop(self) -> int:
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 20) -> int:
+        """Signals the server (SIGTERM: graceful shutdown) and returns its exit code; kills it if it
+        has not exited within `timeout` seconds."""
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+            self.proc.send_signal(sig)
             try:
-                self.proc.wait(timeout=20)
+                self.proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(timeout=10)

@@ -1,62 +1,21 @@
-"""Helpers for HTTP integration tests: start `dcserve serve` on 127.0.0.1 with port 0, find the port
-in its log, talk to it with raw sockets, stop it by PID."""
+"""Helpers for HTTP integration tests: start `dcserve serve --root` through the shared `DCServe`
+helper (127.0.0.1, port 0, stopped by PID) and build a document root with known files."""
 import os
 import pathlib
-import re
-import signal
 import socket
-import subprocess
-import time
 
 import pytest
 
-
-class Server:
-    def __init__(self, proc: subprocess.Popen, port: int, log_path: pathlib.Path):
-        self.proc = proc
-        self.port = port
-        self.log_path = log_path
-
-    @property
-    def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def connect(self, timeout: float = 10) -> socket.socket:
-        return socket.create_connection(("127.0.0.1", self.port), timeout=timeout)
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def stop(self, sig=signal.SIGTERM, timeout: float = 20) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-        try:
-            return self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            raise
+from dcserve_server import DCServe
 
 
-def start_server(dcserve_bin: str, root: pathlib.Path, log_dir: pathlib.Path, *extra: str) -> Server:
-    log_path = log_dir / f"dcserve-{time.monotonic_ns()}.log"
-    log = open(log_path, "wb")
-    proc = subprocess.Popen([dcserve_bin, "serve", "--root", str(root), "--port", "0", *extra],
-                            stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", log_path.read_text(errors="replace"))
-        if m:
-            return Server(proc, int(m.group(1)), log_path)
-        if proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    proc.kill()
-    proc.wait()
-    pytest.fail(f"dcserve did not start: {log_path.read_text(errors='replace')}")
+def start_server(dcserve_bin: str, root: pathlib.Path, log_dir: pathlib.Path, *extra: str) -> DCServe:
+    """`dcserve serve --root ROOT` on a free port (the shared `DCServe` helper; `log_dir` is kept for
+    the callers' signature, the log is a temporary file)."""
+    try:
+        return DCServe(dcserve_bin, ["--root", str(root), *extra], timeout=20)
+    except RuntimeError as e:
+        pytest.fail(f"dcserve did not start: {e}")
 
 
 def make_docroot(root: pathlib.Path) -> dict:
@@ -139,7 +98,7 @@ def is_closed(sock: socket.socket, timeout: float = 10) -> bool:
         return False
 
 
-def get_ok(server: Server, path: str = "/a.txt") -> bytes:
+def get_ok(server: DCServe, path: str = "/a.txt") -> bytes:
     """A fresh client gets a 200: the server is still serving."""
     with server.connect() as s:
         s.sendall(f"GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n".encode())
