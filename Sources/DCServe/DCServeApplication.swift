@@ -73,7 +73,7 @@ public final class DCServeApplication: @unchecked Sendable {
         timer.resume()
         if c.compression.precompress {
             Precompressor(rules: rules, configuration: c, store: store, library: library, variants: variants,
-                          background: background, logger: logger).start()
+                          background: background, observer: metrics, logger: logger).start()
         }
     }
 

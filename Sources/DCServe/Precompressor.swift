@@ -19,6 +19,7 @@ struct Precompressor {
     let library: DictionaryLibrary
     let variants: VariantCache
     let background: BackgroundEncoder<VariantKey>
+    let observer: any CompressionObserver
     let logger: Logger
 
     func start() {
@@ -52,10 +53,13 @@ struct Precompressor {
                 for coding in codings {
                     let key = VariantKey(resource: resource, dictionary: hash, coding: coding)
                     let level = configuration.compression.bestLevels[coding] ?? coding.defaultLevel(.precompressed)
-                    let variants = self.variants, logger = self.logger
+                    let variants = self.variants, logger = self.logger, observer = self.observer
                     if background.submit(key, {
                         do {
-                            _ = variants.insert(CachedVariant(bytes: try coding.encode(bytes, dictionary: dictionary, level: level), level: level), for: key)
+                            let start = ContinuousClock.now
+                            let encoded = try coding.encode(bytes, dictionary: dictionary, level: level)
+                            observer.encoded(coding: coding, level: level, duration: ContinuousClock.now - start)
+                            _ = variants.insert(CachedVariant(bytes: encoded, level: level), for: key)
                         } catch {
                             logger.error("precompression failed", metadata: ["path": "\(path)", "error": "\(error)"])
                         }

@@ -161,3 +161,31 @@ class socket_garbage:
         except OSError:
             pass
         self.sock.close()
+
+
+def test_startup_precompression_serves_best_level_deltas_at_once(dcserve_bin, config, tmp_path):
+    cfg = json.loads(config.read_text())
+    os_root = pathlib.Path(cfg["site"]["root"])
+    (os_root / "static/app.v2.js").unlink()
+    with DCServe(dcserve_bin, ["--config", str(config)]) as s:  # a client gets v1: stored
+        assert s.get("/static/app.v1.js")[0] == 200
+    (os_root / "static/app.v1.js").unlink()
+    (os_root / "static/app.v2.js").write_bytes(V2)  # redeploy
+    cfg["compression"]["precompress"] = True
+    config.write_text(json.dumps(cfg))
+    with DCServe(dcserve_bin, ["--config", str(config)]) as s:
+        deadline = time.monotonic() + 30
+        while True:  # no request yet: only start-up precompression can encode dcz/dcb at level 19/11
+            m = scrape(s)
+            done = (value(m, "dcserve_compression_duration_seconds_count", coding="dcz", level="19") >= 1
+                    and value(m, "dcserve_compression_duration_seconds_count", coding="dcb", level="11") >= 1)
+            if done or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        assert done, "start-up precompression did not run"
+        for coding, level in (("dcz", 19), ("dcb", 11)):
+            _, h, _ = s.get("/static/app.v2.js", {"Accept-Encoding": coding, "Available-Dictionary": available(V1)})
+            assert h["Content-Encoding"] == coding and f"-{coding}{level}-" in h["ETag"], h["ETag"]
+        m = scrape(s)
+        assert value(m, "dcserve_variant_cache_lookups_total", result="hit") == 2
+        assert value(m, "dcserve_variant_cache_lookups_total", result="miss") == 0
