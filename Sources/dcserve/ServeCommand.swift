@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import DCServe
+import DictionaryTransport
 import HTTPServer
 import Logging
 import Metrics
@@ -120,6 +121,11 @@ struct ServeCommand: AsyncParsableCommand {
         if let tlsKey { c.tls.key = tlsKey }
         if let tlsPort { c.tls.port = Int(tlsPort) }
         for (i, pattern) in dictionaryPatterns.enumerated() {
+            do {
+                try URLPattern.validate(pattern)
+            } catch {
+                throw CLIError("--dictionaries \(pattern): \(error)")
+            }
             c.rules.append(DictionaryRule(name: "quick\(i + 1)", match: pattern))
         }
         try c.validate()

@@ -208,3 +208,12 @@ def test_invalid_config_is_refused_with_key(dcserve_bin, tmp_path):
     r = subprocess.run([dcserve_bin, "serve", "--config", str(cfg), "--port", "0"], capture_output=True, timeout=30)
     assert r.returncode != 0
     assert b"dictionaries.x.match" in r.stderr, r.stderr
+
+
+def test_quick_mode_names_the_bad_pattern(dcserve_bin, tmp_path):
+    import subprocess
+    r = subprocess.run([dcserve_bin, "serve", "--root", str(tmp_path), "--port", "0", "--dictionaries", "/js/(a|b).js"],
+                       capture_output=True, timeout=30)
+    assert r.returncode != 0 and r.stdout == b""
+    assert b"--dictionaries /js/(a|b).js" in r.stderr and b"regexp groups" in r.stderr, r.stderr
+
