@@ -23,6 +23,9 @@ import Synchronization
 /// Thread-safety: immutable configuration plus thread-safe caches; `handle` may run on any
 /// connection queue concurrently.
 public final class DictionaryCompressionMiddleware: HTTPMiddleware {
+    /// The request fields the §9.3.3 cross-origin gate reads; dcb/dcz variants vary on them.
+    static let gateFieldNames = ["Sec-Fetch-Site", "Sec-Fetch-Mode", "Origin"]
+
     /// Bodies larger than this are passed through as they are (not read into memory).
     public static let maximumBodyBytes = 64 << 20
 
@@ -292,6 +295,12 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         response.body = .bytes(variant.bytes)
         response.head.headerFields[.contentEncoding] = coding.rawValue
         response.head.headerFields[.acceptRanges] = nil
+        if dictionary != nil {
+            // The §9.3.3 gate decided this variant: a shared cache must not hand it to a request
+            // the gate would refuse (RFC 9842 §9.3.3; SPEC.md §5).
+            response.head.headerFields[.vary] = VaryField.merged(existing: response.head.headerFields[values: .vary],
+                                                                 adding: Self.gateFieldNames)
+        }
         if let etag = response.head.headerFields[.eTag] {
             response.head.headerFields[.eTag] = VariantETag.make(from: etag, coding: coding, level: variant.level, dictionary: dictionary)
         }

@@ -83,6 +83,8 @@ def test_delta_after_redeploy_and_restart(dcserve_bin, site, brotli_cli):
             assert dcz_with_zstd_cli(body, V1) == V2
             assert dcz_with_python_zstandard(body, V1) == V2
             assert len(body) < len(V2) // 4
+            # the cross-origin gate decided this variant: shared caches must key on its inputs
+            assert {"sec-fetch-site", "sec-fetch-mode", "origin"} <= vary_members(h)
             status, h, body = s.get("/static/app.v2.js", {"Accept-Encoding": "gzip, br, dcb",
                                                           "Available-Dictionary": available(V1)})
             assert status == 200 and h["Content-Encoding"] == "dcb"
