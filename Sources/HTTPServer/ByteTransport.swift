@@ -32,7 +32,7 @@ protocol ByteTransport: AnyObject {
     /// when the transport can (plain TCP: sendfile). Returns nil when it cannot (TLS): the caller then
     /// reads and writes.
     func sendFile(_ file: Int32, offset: Int64, count: Int) -> TransportResult?
-    /// Closes the descriptor. Called once, after every dispatch source on it is cancelled.
+    /// Closes the descriptor. Called once, after the connection left its event loop.
     func close()
 
     // TLS only (defaults below are plain TCP's):
@@ -45,6 +45,10 @@ protocol ByteTransport: AnyObject {
     /// Set when the last `read` returned `.wouldBlock` because the transport must write first (TLS
     /// handshake): wait for writability, then read again.
     var readNeedsWritable: Bool { get }
+    /// True when a `read` that returned fewer bytes than asked proves the descriptor drained (plain
+    /// TCP), so the connection can wait for the next readiness edge without another `read`. False
+    /// when the transport may hold input back (TLS buffers decrypted records): read until `.wouldBlock`.
+    var shortReadDrainsInput: Bool { get }
 }
 
 extension ByteTransport {
@@ -52,6 +56,7 @@ extension ByteTransport {
     var isEstablished: Bool { true }
     var handshakeTimeout: Duration { .zero }
     var readNeedsWritable: Bool { false }
+    var shortReadDrainsInput: Bool { false }
 }
 
 /// Plain TCP over a non-blocking socket descriptor.
@@ -59,6 +64,8 @@ final class PlainTCPTransport: ByteTransport {
     let descriptor: Int32
 
     init(descriptor: Int32) { self.descriptor = descriptor }
+
+    var shortReadDrainsInput: Bool { true }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportResult {
         while true {

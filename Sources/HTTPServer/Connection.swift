@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CEpoll
 import Dispatch
 import HTTPTypes
 import Synchronization
@@ -10,17 +11,24 @@ import Synchronization
 /// One client connection: reads and parses requests, calls the handler, writes responses in request
 /// order, enforces timeouts and limits.
 ///
+/// I/O is driven by the connection's `EventLoop`: its socket sits in the loop's edge-triggered epoll
+/// set, the loop calls `handleEvents` with each readiness edge and `checkDeadline` periodically. The
+/// connection remembers the edges (`readReady`, `waitingWritable`) and pauses reading by ignoring
+/// them (`readPaused`), so it never has to touch the epoll registration after adding it.
+///
 /// Thread-safety (why `@unchecked Sendable` is sound): every mutable property is read and written only
-/// on `queue`, a serial queue owned by this connection. Dispatch source handlers (read, write, timer,
-/// cancel) are installed with `queue` as their target; the handler's `respond` callback either runs
-/// synchronously on `queue` (detected through `handlerThread`, an atomic) or hops onto `queue` with
-/// `queue.async`; stream writers hop onto `queue` the same way. Immutable properties (`id`, `queue`,
-/// `context`, `remoteAddress`, `transport` reference) are set in `init`. The only cross-thread state
-/// is `handlerThread` and `StreamWriter.cancelled`, both atomics.
+/// on `queue`, the serial queue of the connection's event loop (shared with the loop's other
+/// connections, never run concurrently with itself). The loop calls in only from `queue`; the
+/// handler's `respond` callback either runs synchronously on `queue` (detected through
+/// `handlerThread`, an atomic) or hops onto `queue` with `queue.async`; stream writers hop onto
+/// `queue` the same way. Immutable properties (`id`, `loop`, `queue`, `context`, `remoteAddress`,
+/// `transport` reference) are set in `init`. The only cross-thread state is `handlerThread` and
+/// `StreamWriter.cancelled`, both atomics.
 final class Connection: @unchecked Sendable {
     let id: UInt64
     let remoteAddress: String
     let queue: DispatchQueue
+    private let loop: EventLoop
     private let context: ServerContext
     private let transport: ByteTransport
     private var parser: RequestParser
@@ -41,20 +49,20 @@ final class Connection: @unchecked Sendable {
     private var stream: StreamWriter?
     private var streamAcknowledgement: (@Sendable () -> Void)?
 
-    // Dispatch sources. Sources are created suspended; `*Resumed` track their state because a source
-    // must be resumed before it can be cancelled and suspend/resume calls must balance.
-    private var readSource: DispatchSourceRead?
-    private var readResumed = false
-    private var writeSource: DispatchSourceWrite?
-    private var writeResumed = false
-    private var timer: DispatchSourceTimer?
-    private var openSources = 0
+    // Readiness, from the loop's edge-triggered events. `readReady`: input may be waiting (set by a
+    // read edge, cleared when a read finds the socket drained). `readPaused`: do not read now (a
+    // request is being handled, or output is backed up). `waitingWritable`: a write would block; the
+    // next write edge resumes `flush`.
+    private var registered = false
+    private var readReady = false
+    private var readPaused = false
+    private var inReadLoop = false
+    private var waitingWritable = false
 
-    // Deadlines: one timer, re-armed only when a deadline earlier than the armed one is set.
+    // Deadlines, checked by the loop's sweep (`checkDeadline`).
     private enum DeadlineKind { case none, idle, header, body, write, handshake }
     private var deadlineKind = DeadlineKind.none
     private var deadline = DispatchTime.distantFuture
-    private var armedFor = DispatchTime.distantFuture
 
     // Current request.
     private var requestsServed = 0
@@ -75,42 +83,69 @@ final class Connection: @unchecked Sendable {
     private let handlerThread = Atomic<UInt>(0)
 
     /// `transport` carries the bytes (plain TCP, or TLS). The connection owns it and closes it after
-    /// its dispatch sources are cancelled.
+    /// it left its event loop.
     init(id: UInt64, transport: ByteTransport, remoteAddress: String, context: ServerContext) {
         self.id = id
         self.remoteAddress = remoteAddress
         self.context = context
         self.transport = transport
         self.parser = RequestParser(limits: context.configuration.limits)
-        self.queue = DispatchQueue(label: "dcserve.connection", target: context.connectionTargetQueue)
+        self.loop = context.loops.nextLoop()
+        self.queue = loop.queue
         self.inBuffer = []
     }
 
-    /// Installs the dispatch sources and starts reading. Call once, from any thread.
+    /// Joins the event loop and starts reading. Call once, from any thread.
     func start() {
         queue.async { self.setUp() }
     }
 
     private func setUp() {
-        let fd = transport.descriptor
-        let read = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        read.setEventHandler { [unowned self] in self.onReadable() }
-        read.setCancelHandler { [self] in self.sourceCancelled() }
-        readSource = read
-        let t = DispatchSource.makeTimerSource(queue: queue)
-        t.setEventHandler { [unowned self] in self.onTimer() }
-        t.setCancelHandler { [self] in self.sourceCancelled() }
-        timer = t
-        openSources = 2
-        t.resume()
         if transport.isEstablished {
             setDeadline(.idle, after: context.configuration.idleTimeout)
         } else {
             setDeadline(.handshake, after: transport.handshakeTimeout)  // TLS: the handshake comes first
         }
-        readResumed = true
-        read.resume()
+        // Adding to the epoll set reports input that arrived already (an edge for the current state).
+        guard loop.register(self, descriptor: transport.descriptor) else { close(); return }
+        registered = true
         if shuttingDown { close() }
+    }
+
+    // MARK: Events (called by the loop, on `queue`)
+
+    /// One readiness edge from the loop: `mask` holds epoll event bits.
+    func handleEvents(_ mask: UInt32) {
+        guard state != .closed else { return }
+        if mask & (EPOLLOUT.rawValue | EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 && waitingWritable {
+            waitingWritable = false
+            flush()
+            if transport.readNeedsWritable && state != .closed { readReady = true }  // TLS handshake waiting to write
+        }
+        guard state != .closed else { return }
+        if mask & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+            readReady = true
+        }
+        if readReady && !readPaused { readLoop() }
+    }
+
+    /// Reads input that may be waiting since reading resumed (scheduled through `loop.scheduleRead`).
+    func readPending() {
+        guard state != .closed, readReady, !readPaused else { return }
+        readLoop()
+    }
+
+    /// Reads and processes while input may be waiting and reading is not paused. Bounded, so one
+    /// busy client cannot monopolise the loop: after a few rounds it yields until after the batch.
+    private func readLoop() {
+        inReadLoop = true
+        defer { inReadLoop = false }
+        var rounds = 0
+        while state != .closed && readReady && !readPaused {
+            if rounds == 8 { loop.scheduleRead(self); return }
+            rounds += 1
+            onReadable()
+        }
     }
 
     // MARK: Reading
@@ -141,15 +176,20 @@ final class Connection: @unchecked Sendable {
         }
         switch result {
         case .bytes(let n):
+            // A short read drained the socket (plain TCP; TLS may hold decrypted bytes back, so it
+            // reads until it would block). The next arrival raises a new edge.
+            if transport.shortReadDrainsInput && n < inBuffer.count - end { readReady = false }
             inEnd += n
             processInput()
         case .wouldBlock:
+            readReady = false
             // TLS: the handshake may have to write before it can read on, or may just have finished.
             if transport.readNeedsWritable { waitForWritable() }
             if deadlineKind == .handshake && transport.isEstablished { updateReadDeadline() }
             return
         case .endOfStream:
             peerClosedInput = true
+            readReady = false
             suspendReading()
             if state == .reading { processInput() }
         case .failed:
@@ -158,13 +198,15 @@ final class Connection: @unchecked Sendable {
     }
 
     private func suspendReading() {
-        guard state != .closed else { return }  // a cancelled source must stay resumed
-        if readResumed, let readSource { readSource.suspend(); readResumed = false }
+        readPaused = true
     }
 
     private func resumeReading() {
-        guard state != .closed else { return }
-        if !readResumed && !peerClosedInput, let readSource { readResumed = true; readSource.resume() }
+        guard state != .closed, !peerClosedInput else { return }
+        readPaused = false
+        // Input that arrived while paused raised its edge then: read it now (unless the read loop
+        // on the stack will).
+        if readReady && !inReadLoop { loop.scheduleRead(self) }
     }
 
     /// Parses buffered input and dispatches complete requests while the connection is free to.
@@ -420,7 +462,7 @@ final class Connection: @unchecked Sendable {
                 }
             }
             // Everything queued is written.
-            if writeResumed, let writeSource { writeSource.suspend(); writeResumed = false }
+            waitingWritable = false
             if deadlineKind == .write { setDeadline(.none, after: .zero) }
             if let ack = streamAcknowledgement { streamAcknowledgement = nil; ack() }
             if blockedOnOutput {
@@ -447,17 +489,7 @@ final class Connection: @unchecked Sendable {
 
     private func waitForWritable() {
         if deadlineKind != .write && deadlineKind != .handshake { setDeadline(.write, after: context.configuration.writeTimeout) }
-        if writeSource == nil {
-            let w = DispatchSource.makeWriteSource(fileDescriptor: transport.descriptor, queue: queue)
-            w.setEventHandler { [unowned self] in
-                self.flush()
-                if self.transport.readNeedsWritable { self.onReadable() }  // TLS handshake waiting to write
-            }
-            w.setCancelHandler { [self] in self.sourceCancelled() }
-            writeSource = w
-            openSources += 1
-        }
-        if !writeResumed, let writeSource { writeResumed = true; writeSource.resume() }
+        waitingWritable = true  // the write edge that follows the EAGAIN calls `flush` again
     }
 
     // MARK: Streams
@@ -496,21 +528,12 @@ final class Connection: @unchecked Sendable {
         deadlineKind = kind
         guard kind != .none else { deadline = .distantFuture; return }
         deadline = DispatchTime.now() + .nanoseconds(Int(duration.nanoseconds))
-        if deadline < armedFor, let timer {
-            armedFor = deadline
-            timer.schedule(deadline: deadline, leeway: .milliseconds(50))
-        }
         _ = force
     }
 
-    private func onTimer() {
-        armedFor = .distantFuture
-        guard state != .closed, deadlineKind != .none else { return }
-        if DispatchTime.now() < deadline {
-            armedFor = deadline
-            timer?.schedule(deadline: deadline, leeway: .milliseconds(50))
-            return
-        }
+    /// Called by the loop's sweep (on `queue`): acts on a passed deadline.
+    func checkDeadline(_ now: DispatchTime) {
+        guard state != .closed, deadlineKind != .none, now >= deadline else { return }
         switch deadlineKind {
         case .idle, .write, .none, .handshake:
             close()
@@ -545,29 +568,9 @@ final class Connection: @unchecked Sendable {
         pendingFile = nil
         if let s = stream { s.cancelled.store(true, ordering: .relaxed); stream = nil }
         if let ack = streamAcknowledgement { streamAcknowledgement = nil; ack() }
-        if let timer { timer.cancel() }
-        if let readSource {
-            if !readResumed { readResumed = true; readSource.resume() }
-            readSource.cancel()
-        }
-        if let writeSource {
-            if !writeResumed { writeResumed = true; writeSource.resume() }
-            writeSource.cancel()
-        }
-        if openSources == 0 { finishClose() }
-    }
-
-    private func sourceCancelled() {
-        openSources -= 1
-        if openSources == 0 && state == .closed { finishClose() }
-    }
-
-    private func finishClose() {
-        // Every source on the descriptor is cancelled: now it is safe to close it.
+        // Leave the epoll set before the descriptor closes (and may be reused).
+        if registered { loop.deregister(self, descriptor: transport.descriptor); registered = false }
         transport.close()
-        readSource = nil
-        writeSource = nil
-        timer = nil
         out = []
         inBuffer = []
         context.registry.remove(self)

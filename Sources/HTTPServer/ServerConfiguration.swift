@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Everything the server needs to know to run, with documented defaults.
 public struct ServerConfiguration: Sendable {
     /// Where to listen. IPv4 ("127.0.0.1", "0.0.0.0") or IPv6 ("::1", "::") literals; port 0 picks a
@@ -35,6 +39,9 @@ public struct ServerConfiguration: Sendable {
     /// File bodies up to this size are read into the response buffer and written together with the
     /// head in one system call; larger ones are sent with `sendfile(2)`. Default 32 KiB.
     public var inlineFileBodyLimit: Int = 32 * 1024
+    /// Event loops (serial queues each driving many connections, see `EventLoop`). Handlers run on
+    /// them, so they must not block. Default: one per active processor.
+    public var eventLoopCount: Int = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
 
     // MARK: TLS and proxies (kept together so merges with the HTTP settings above stay simple)
 
@@ -60,5 +67,15 @@ extension Duration {
         let (s, a) = components
         if s < 0 { return 0 }
         return UInt64(s) &* 1_000_000_000 &+ UInt64(a / 1_000_000_000)
+    }
+}
+
+extension ServerConfiguration {
+    /// How often event loops check connection deadlines: a quarter of the shortest timeout, between
+    /// 10 ms and 250 ms, so a timeout fires at most that much late.
+    var deadlineSweepInterval: Duration {
+        var shortest = min(idleTimeout, headerReadTimeout, bodyReadTimeout, writeTimeout)
+        if let tls { shortest = min(shortest, tls.handshakeTimeout) }
+        return min(max(shortest / 4, .milliseconds(10)), .milliseconds(250))
     }
 }

@@ -9,7 +9,8 @@ final class ServerContext: Sendable {
     let accessLog: AccessLog
     let serverLine: [UInt8]?
     let registry: ConnectionRegistry
-    let connectionTargetQueue: DispatchQueue
+    /// The event loops connections are spread over (see `EventLoop`).
+    let loops: EventLoopGroup
     private let nextConnectionID = Atomic<UInt64>(1)
 
     init(configuration: ServerConfiguration, handler: any HTTPHandler, accessLog: AccessLog) {
@@ -18,7 +19,7 @@ final class ServerContext: Sendable {
         self.accessLog = accessLog
         self.serverLine = configuration.serverName.map { Array("Server: \($0)\r\n".utf8) }
         self.registry = ConnectionRegistry(maxConnections: configuration.maxConnections)
-        self.connectionTargetQueue = DispatchQueue.global()
+        self.loops = EventLoopGroup(count: configuration.eventLoopCount, sweepInterval: configuration.deadlineSweepInterval)
     }
 
     func makeConnectionID() -> UInt64 { nextConnectionID.add(1, ordering: .relaxed).oldValue }
