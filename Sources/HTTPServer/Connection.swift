@@ -249,7 +249,7 @@ final class Connection: @unchecked Sendable {
         if inStart == inEnd {
             inStart = 0
             inEnd = 0
-            inBuffer = []
+            // The buffer itself stays while the connection is busy; the sweep releases it when idle.
         }
         if state == .reading {
             if peerClosedInput {
@@ -428,7 +428,7 @@ final class Connection: @unchecked Sendable {
                 switch result {
                 case .bytes(let n):
                     outSent += n
-                    if outSent == out.count { out = []; outSent = 0 }  // idle connections hold no output buffer
+                    if outSent == out.count { out.removeAll(keepingCapacity: true); outSent = 0 }  // the sweep frees it when idle
                     if deadlineKind == .write { setDeadline(.write, after: context.configuration.writeTimeout, force: true) }
                     continue
                 case .wouldBlock:
@@ -531,8 +531,14 @@ final class Connection: @unchecked Sendable {
         _ = force
     }
 
-    /// Called by the loop's sweep (on `queue`): acts on a passed deadline.
+    /// Called by the loop's sweep (on `queue`): acts on a passed deadline. Also releases the input
+    /// and output buffers of a connection with nothing in them, so an idle keep-alive connection holds
+    /// none, while a busy one reuses its buffers from request to request.
     func checkDeadline(_ now: DispatchTime) {
+        if state == .reading && inStart == inEnd && outSent == out.count && pendingFile == nil {
+            if !inBuffer.isEmpty { inBuffer = [] }
+            if out.capacity > 0 { out = [] }
+        }
         guard state != .closed, deadlineKind != .none, now >= deadline else { return }
         switch deadlineKind {
         case .idle, .write, .none, .handshake:

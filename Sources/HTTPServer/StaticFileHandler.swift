@@ -14,7 +14,9 @@ import HTTPTypes
 /// descriptor. When a component is a symlink, the full path is resolved with `realpath` and served only
 /// if it stays inside the root (symlinks within the root work; ones leaving it give 404).
 ///
-/// Thread-safety: immutable apart from the validator cache (mutex inside); handles requests from
+/// Repeat requests for a file reuse its descriptor while it is provably the same file (`OpenFileCache`).
+///
+/// Thread-safety: immutable apart from the validator and open-file caches (mutexes inside); handles requests from
 /// any number of connection queues at once. Responds synchronously.
 public struct StaticFileHandler: HTTPHandler {
     /// The document root as given, and resolved (no symlinks, no trailing slash).
@@ -22,6 +24,7 @@ public struct StaticFileHandler: HTTPHandler {
     public let resolvedRoot: String
     private let rootDescriptor: RootDescriptor
     private let validators = FileValidatorCache()
+    private let openFiles = OpenFileCache()
 
     public struct RootError: Error, CustomStringConvertible {
         public let description: String
@@ -65,10 +68,18 @@ public struct StaticFileHandler: HTTPHandler {
             case .notOriginForm: return .text(.badRequest, "request target is not a path")
             }
         }
+        let isFilePath = !parsed.segments.isEmpty && !parsed.trailingSlash
+        if isFilePath, let cached = openFiles.lookup(path, root: rootDescriptor.fd) {
+            return fileResponse(OpenedFile(file: cached.file, stat: cached.stat), request: request,
+                                pathForType: parsed.segments.last!)
+        }
         var opened: OpenedFile
         switch open(parsed.segments) {
         case .failure(let status): return notFoundOrForbidden(status)
         case .success(let f): opened = f
+        }
+        if isFilePath && !opened.isDirectory {
+            openFiles.insert(path, relativePath: parsed.segments.joined(separator: "/"), file: opened.file, stat: opened.stat)
         }
         if opened.isDirectory {
             guard parsed.trailingSlash || parsed.segments.isEmpty && path.hasSuffix("/") else {

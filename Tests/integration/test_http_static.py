@@ -138,3 +138,40 @@ def test_not_found_method_not_allowed_head(site):
     r = run("curl", "-sI", f"{s.base}/big.bin")
     assert b"Content-Length: 67108864" in r.stdout
     get_ok(s)
+
+
+def test_repeat_requests_follow_file_changes(site, tmp_path):
+    """A file served before (its descriptor is cached) is re-checked on every request: replaced by
+    rename, rewritten in place, turned into a symlink leaving the root, deleted, or restored."""
+    s, _ = site
+    path = s.root / "changing.txt"
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(b"outside the root\n")
+    path.write_bytes(b"version 1\n")
+    for _ in range(3):
+        status, headers, body = raw_get(s, b"/changing.txt")
+        assert status == 200 and body == b"version 1\n"
+    etag1 = headers["etag"]
+
+    replacement = s.root / ".changing.tmp"
+    replacement.write_bytes(b"version 2, longer\n")
+    replacement.rename(path)  # a new inode under the same name
+    status, headers, body = raw_get(s, b"/changing.txt")
+    assert status == 200 and body == b"version 2, longer\n" and headers["etag"] != etag1
+
+    with open(path, "r+b") as f:  # same inode, new size
+        f.write(b"version 3 written in place, longer still\n")
+    status, _, body = raw_get(s, b"/changing.txt")
+    assert status == 200 and body == b"version 3 written in place, longer still\n"
+
+    path.unlink()
+    path.symlink_to(outside)
+    status, _, body = raw_get(s, b"/changing.txt")
+    assert status == 404 and b"outside" not in body
+
+    path.unlink()
+    assert raw_get(s, b"/changing.txt")[0] == 404
+
+    path.write_bytes(b"version 4\n")
+    status, _, body = raw_get(s, b"/changing.txt")
+    assert status == 200 and body == b"version 4\n"
