@@ -2,8 +2,10 @@
 /// thread, synchronously or later. Calling it synchronously (before `handle` returns) is cheapest:
 /// the connection then writes without an extra queue hop.
 ///
-/// `handle` runs on the connection's serial queue: do not block in it; hand slow work to another
-/// queue or a Task and call `respond` from there.
+/// `handle` runs on the connection's event loop, a serial queue shared with many other connections
+/// (see `EventLoop`): do not block in it. Work that takes more than a fraction of a millisecond (large
+/// compressions, I/O on slow disks, network calls) belongs on another queue or a Task, with `respond`
+/// called from there.
 public protocol HTTPHandler: Sendable {
     func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void)
 }
