@@ -28,10 +28,10 @@ public final class DictionaryLibrary: Sendable {
     /// does not hold a valid one.
     public func lookup(_ hash: DictionaryHash) -> (dictionary: CompressionDictionary, candidate: DictionaryCandidate)? {
         if let hit = state.withLock({ s -> (CompressionDictionary, DictionaryCandidate)? in
-            guard let e = s.loaded[hash] else { return nil }
+            guard let i = s.loaded.index(forKey: hash) else { return nil }
             s.tick &+= 1
-            s.loaded[hash]!.tick = s.tick
-            return (e.dictionary, e.candidate)
+            s.loaded.values[i].tick = s.tick
+            return (s.loaded.values[i].dictionary, s.loaded.values[i].candidate)
         }) {
             return hit
         }

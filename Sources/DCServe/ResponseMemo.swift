@@ -59,10 +59,21 @@ final class ResponseMemo: Sendable {
         self.byteBudget = byteBudget
     }
 
+    /// Number of entries (for tests and diagnostics).
+    var count: Int { state.withLock { $0.entries.count } }
+
+    /// Forgets every entry.
+    func removeAll() {
+        state.withLock { s in
+            s.entries.removeAll()
+            s.bytes = 0
+        }
+    }
+
     /// Whether the memo may hold an answer for `inner`: a 200 with a strong `ETag` and a known length.
     static func accepts(_ inner: HTTPServerResponse) -> Bool {
         guard inner.head.status == .ok, inner.body.knownLength != nil,
-              let etag = inner.head.headerFields[.eTag] else { return false }
+              let etag = inner.head.headerFields.joinedValue(.eTag) else { return false }
         return !etag.hasPrefix("W/")
     }
 

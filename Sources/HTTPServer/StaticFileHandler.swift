@@ -22,6 +22,7 @@ public struct StaticFileHandler: HTTPHandler {
     public let resolvedRoot: String
     private let rootDescriptor: RootDescriptor
     private let validators = FileValidatorCache()
+    private let parsedPaths = DocumentPathMemo()
 
     public struct RootError: Error, CustomStringConvertible {
         public let description: String
@@ -54,10 +55,10 @@ public struct StaticFileHandler: HTTPHandler {
             return .text(.methodNotAllowed, "method not allowed", headerFields: [.allow: "GET, HEAD"])
         }
         let path = request.pathWithoutQuery
-        let parsed: (segments: [String], trailingSlash: Bool)
-        do {
-            parsed = try DocumentPath.segments(of: path)
-        } catch {
+        let parsed: DocumentPathMemo.Parsed
+        switch parsedPaths.parse(path) {
+        case .success(let p): parsed = p
+        case .failure(let error):
             switch error {
             case .malformedEscape: return .text(.badRequest, "malformed percent-encoding in path")
             case .nulByte: return .text(.badRequest, "NUL byte in path")
@@ -81,8 +82,8 @@ public struct StaticFileHandler: HTTPHandler {
             case .success(let f): opened = f
             }
         }
-        return fileResponse(opened, request: request, pathForType: parsed.segments.isEmpty || opened.isIndex
-                            ? "index.html" : parsed.segments.last!)
+        return fileResponse(opened, request: request, contentType: parsed.segments.isEmpty || opened.isIndex
+                            ? MIMETypes.type(forPath: "index.html") : parsed.lastSegmentType)
     }
 
     private func notFoundOrForbidden(_ status: Int) -> HTTPServerResponse {
@@ -158,7 +159,7 @@ public struct StaticFileHandler: HTTPHandler {
 
     // MARK: Response
 
-    private func fileResponse(_ opened: OpenedFile, request: HTTPServerRequest, pathForType: String) -> HTTPServerResponse {
+    private func fileResponse(_ opened: OpenedFile, request: HTTPServerRequest, contentType: String) -> HTTPServerResponse {
         let size = Int64(opened.stat.st_size)
         guard let v = validators.validators(descriptor: opened.file.descriptor, stat: opened.stat) else {
             return .text(.internalServerError, "cannot read file")
@@ -176,7 +177,7 @@ public struct StaticFileHandler: HTTPHandler {
             return HTTPServerResponse(status: .notModified, headerFields: fields)
         }
 
-        fields[.contentType] = MIMETypes.type(forPath: pathForType[...])
+        fields[.contentType] = contentType
         fields[.acceptRanges] = "bytes"
 
         if let rangeValue = fieldsReq[.range], request.head.method == .get {
