@@ -33,6 +33,7 @@ let package = Package(
         .systemLibrary(name: "CBrotli", pkgConfig: "dcserve-brotli"),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CLinuxOpenat2"),
 
         .target(
             name: "DictionaryCodec",
@@ -42,6 +43,7 @@ let package = Package(
             name: "HTTPServer",
             dependencies: [
                 "COpenSSL",
+                "CLinuxOpenat2",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,3 +1,4 @@
+import HTTPTypes
 import Synchronization
 
 /// `DocumentPath.segments(of:)` and the media type of the last segment, remembered per request
@@ -7,12 +8,14 @@ import Synchronization
 /// each and bounded memory); paths longer than `maximumPathBytes` are parsed every time.
 /// Thread-safe (one `Mutex`); parsing runs outside the lock.
 final class DocumentPathMemo: Sendable {
-    /// A parsed path: its segments, whether it names a directory, and the media type its last
-    /// segment's extension gives (`MIMETypes.type(forPath:)`; for the root, that of "index.html").
+    /// A parsed path: its segments, whether it names a directory, and the `Content-Type` field its
+    /// last segment's extension gives (`MIMETypes.type(forPath:)`; for the root, that of "index.html").
     struct Parsed: Sendable {
         let segments: [String]
+        /// The segments joined with "/" (relative to the root; empty for the root itself).
+        let relativePath: String
         let trailingSlash: Bool
-        let lastSegmentType: String
+        let lastSegmentType: HTTPField
     }
 
     let capacity: Int
@@ -39,7 +42,9 @@ final class DocumentPathMemo: Sendable {
         do {
             let (segments, trailingSlash) = try DocumentPath.segments(of: path)
             let type = MIMETypes.type(forPath: (segments.last ?? "index.html")[...])
-            return .success(Parsed(segments: segments, trailingSlash: trailingSlash, lastSegmentType: type))
+            return .success(Parsed(segments: segments, relativePath: segments.joined(separator: "/"),
+                                   trailingSlash: trailingSlash,
+                                   lastSegmentType: HTTPField(name: .contentType, value: type)))
         } catch {
             return .failure(error)
         }
