@@ -23,15 +23,17 @@ struct ResponseMemoKey: Hashable, Sendable {
     /// The negotiation inputs: per field line a one-letter tag, the value, and a NUL.
     let negotiationFields: String
 
-    /// Requests whose negotiation fields add up to more than this are not memoised (bounded memory
-    /// per entry; ordinary browsers send a few hundred bytes).
-    static let maximumFieldBytes = 4096
+    /// Requests whose target and negotiation fields add up to more than this are not memoised
+    /// (bounded memory per entry; ordinary browsers send a few hundred bytes).
+    static let maximumBytes = 4096
 
     /// The key for `request`; nil when it must not be memoised (not GET/HEAD, no target, a `Range`
-    /// field, or oversized negotiation fields).
+    /// field, or an oversized target and negotiation fields).
     init?(_ request: HTTPServerRequest) {
         let method = request.head.method
         guard method == .get || method == .head, let target = request.head.path else { return nil }
+        let budget = Self.maximumBytes - target.utf8.count - (request.head.authority?.utf8.count ?? 0)
+        guard budget >= 0 else { return nil }
         var fields = ""
         fields.reserveCapacity(128)
         for field in request.head.headerFields {
@@ -53,7 +55,7 @@ struct ResponseMemoKey: Hashable, Sendable {
             fields += tag
             if includesValue { fields += field.value }
             fields += "\u{0}"
-            guard fields.utf8.count <= Self.maximumFieldBytes else { return nil }
+            guard fields.utf8.count <= budget else { return nil }
         }
         isHead = method == .head
         authority = request.head.authority

@@ -241,6 +241,9 @@ struct MemoFixture {
         #expect(key([:], method: .post) == nil)
         #expect(key([.range: "bytes=0-1"]) == nil)
         #expect(key([.acceptEncoding: String(repeating: "x", count: 5000)]) == nil)
+        #expect(ResponseMemoKey(HTTPServerRequest(head: HTTPRequest(
+            method: .get, scheme: "http", authority: "localhost", path: "/" + String(repeating: "a", count: 5000),
+            headerFields: [:]))) == nil)
         let a = try #require(key([.cookie: "session=one"]))
         let b = try #require(key([.cookie: "session=two"]))
         #expect(a == b && !a.negotiationFields.contains("session"))
