@@ -33,7 +33,7 @@ let package = Package(
         .systemLibrary(name: "CBrotli", pkgConfig: "dcserve-brotli"),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
-        .systemLibrary(name: "CEpoll"),
+        .systemLibrary(name: "CLinux"),
 
         .target(
             name: "DictionaryCodec",
@@ -43,7 +43,7 @@ let package = Package(
             name: "HTTPServer",
             dependencies: [
                 "COpenSSL",
-                "CEpoll",
+                "CLinux",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -20,6 +20,10 @@ import Synchronization
 /// Range requests pass through as identity (only `Vary` is added). Other methods, statuses and
 /// streamed bodies pass through untouched. Encoding errors fall back to identity (never a 500).
 ///
+/// Finished responses are remembered in a ``ResponseMemo`` (see there for when an entry answers):
+/// a repeated request for an unchanged resource replays the recorded ``ResponseEffects`` (metrics,
+/// store bookkeeping) and gets the same head and body the full computation would give.
+///
 /// Thread-safety: immutable configuration plus thread-safe caches; `handle` may run on any
 /// connection queue concurrently.
 public final class DictionaryCompressionMiddleware: HTTPMiddleware {
@@ -46,6 +50,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     private let precompressedTypes = BoundedMemo<String, Bool>(capacity: 1024)
     /// `Use-As-Dictionary` values serialised once per (rule, path).
     private let advertisements = BoundedMemo<String, String?>()
+    /// Finished responses for repeated requests.
+    let memo: ResponseMemo
 
     public init(rules: DictionaryRuleSet, settings: DCServeConfiguration.Compression, store: any DictionaryStore,
                 library: DictionaryLibrary, variants: VariantCache, resources: ResourceCache,
@@ -60,6 +66,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         self.background = background
         self.observer = observer
         self.logger = logger
+        memo = ResponseMemo(byteBudget: max(settings.variantCacheBytes / 4, 1 << 20))
     }
 
     public func handle(_ request: HTTPServerRequest, next: any HTTPHandler,
@@ -77,17 +84,48 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             inner.head.headerFields[.ifModifiedSince] = nil
         }
         next.handle(inner) { response in
-            respond(self.process(request, response, conditions))
+            respond(self.answer(request, response, conditions))
         }
+    }
+
+    /// The response to send for `request` given the inner handler's `response`: from the memo when
+    /// it holds a valid entry (its effects replayed), else computed by ``process(_:_:effects:)`` and
+    /// remembered when replayable. Conditional fields are evaluated last, in both cases.
+    func answer(_ request: HTTPServerRequest, _ response: HTTPServerResponse,
+                _ conditions: ConditionalRequest) -> HTTPServerResponse {
+        guard ResponseMemo.accepts(response), let key = ResponseMemoKey(request) else {
+            var effects = ResponseEffects()
+            let (out, conditional) = process(request, response, effects: &effects)
+            return conditional ? conditions.evaluate(out) : out
+        }
+        // Read before computing: a change during the computation makes the new entry stale at once.
+        let generations = ResponseMemo.Generations(variants: variants.generation, library: library.generation)
+        if let hit = memo.lookup(key, inner: response, generations: generations) {
+            hit.effects.replay(path: request.pathWithoutQuery, observer: observer, store: store,
+                               variants: variants, library: library)
+            return conditions.evaluate(HTTPServerResponse(head: hit.head, body: hit.body ?? response.body))
+        }
+        var effects = ResponseEffects()
+        let (out, conditional) = process(request, response, effects: &effects)
+        if effects.isReplayable && conditional, let length = response.body.knownLength {
+            let body: ResponseBody? = if case .bytes = out.body { out.body } else { nil }
+            memo.insert(key, ResponseMemo.Entry(
+                inner: .init(head: response.head, bodyLength: length), head: out.head, body: body,
+                effects: effects, variantsGeneration: generations.variants, libraryGeneration: generations.library))
+        }
+        return conditional ? conditions.evaluate(out) : out
     }
 
     // MARK: - Steps
 
+    /// The middleware's response before conditional evaluation, and whether the conditions apply to
+    /// it; every side effect is also noted in `effects`.
     func process(_ request: HTTPServerRequest, _ response: HTTPServerResponse,
-                 _ conditions: ConditionalRequest) -> HTTPServerResponse {
+                 effects: inout ResponseEffects) -> (HTTPServerResponse, conditional: Bool) {
         guard response.head.status == .ok, let length = response.body.knownLength,
               length <= Self.maximumBodyBytes else {
-            return response
+            effects.isReplayable = false
+            return (response, false)
         }
         let path = request.pathWithoutQuery
         let advertising = rules.advertisingRule(for: path)
@@ -97,55 +135,69 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         let compressible = !alreadyEncoded && Int(length) >= settings.minimumBytes
             && !precompressedTypes.value(for: fields[.contentType] ?? "") { CompressionEligibility.isPrecompressed(contentType: $0) }
         guard advertising != nil || compressible else {
-            return conditions.evaluate(response)
+            return (response, true)
         }
         if advertising == nil, !AcceptEncoding(request.head.headerFields).acceptsAny(of: settings.preference) {
             // Identity-only client and nothing to advertise: the inner response as it is (no read, no
             // hash), with the Vary every variant of a compressible resource carries.
             var out = response
             addVary(to: &out.head.headerFields, scope: scope)
-            return conditions.evaluate(out)
+            return (out, true)
         }
-        guard let resource = identity(of: response, path: path) else { return response }
+        guard let resource = identity(of: response, path: path) else {
+            effects.isReplayable = false
+            return (response, false)
+        }
 
         var out = response
         out.body = .bytes(resource.bytes)
-        if let rule = advertising { advertise(resource, rule: rule, path: path, fields: &out.head.headerFields) }
+        if let rule = advertising {
+            advertise(resource, rule: rule, path: path, fields: &out.head.headerFields, effects: &effects)
+        }
 
-        let decision = negotiate(request, out.head.headerFields, resource: resource, path: path, scope: scope)
+        let decision = negotiate(request, out.head.headerFields, resource: resource, path: path, scope: scope,
+                                 effects: &effects)
         observer.decided(decision, path: path)
+        effects.decision = decision
         var timing: ServerTiming?
         switch decision {
         case .notAcceptable:
-            return .text(.notAcceptable, "406 Not Acceptable: no content coding the client accepts can be produced")
+            return (.text(.notAcceptable, "406 Not Acceptable: no content coding the client accepts can be produced"), true)
         case .plain(.identity, _):
             break
         case .plain(let coding, _):
-            if let (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: nil) {
+            if let (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: nil, effects: &effects) {
                 apply(variant, coding: coding, dictionary: nil, to: &out)
                 timing = ServerTiming(coding: coding, level: variant.level, encodeTime: encodeTime)
+            } else {
+                effects.isReplayable = false
             }
         case .dictionary(let coding, let hash):
             if let dictionary = library.lookup(hash)?.dictionary,
-               let (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: dictionary) {
+               let (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: dictionary, effects: &effects) {
                 apply(variant, coding: coding, dictionary: hash, to: &out)
                 timing = ServerTiming(coding: coding, level: variant.level, encodeTime: encodeTime)
                 store.recordServed(hash, at: Date())
+                effects.dictionaryUsed = hash
+            } else {
+                effects.isReplayable = false
             }
         }
         if compressible {
             let sent = out.body.knownLength.map(Int.init) ?? resource.bytes.count
             if out.head.headerFields[.contentEncoding].flatMap(ContentCoding.init(token:))?.usesDictionary == true {
-                reportWithPlainAlternative(request, response.head.headerFields, resource: resource, path: path, sent: sent)
+                reportWithPlainAlternative(request, response.head.headerFields, resource: resource, path: path, sent: sent,
+                                           effects: &effects)
             } else {
                 observer.sizes(identity: resource.bytes.count, bestPlain: sent, sent: sent)
+                effects.sizes = (resource.bytes.count, sent, sent)
             }
         }
         if settings.serverTiming, let timing {
             out.head.headerFields.append(HTTPField(name: ServerTiming.fieldName, value: timing.fieldValue))
         }
         if compressible || scope != nil { addVary(to: &out.head.headerFields, scope: scope) }
-        return conditions.evaluate(out)
+        return (out, true)
     }
 
     /// `Vary` for a resource whose encoding depends on the request: the dictionary fields too when
@@ -177,7 +229,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     }
 
     /// Adds `Use-As-Dictionary` and a fresh `Cache-Control`, and makes sure the store holds the bytes.
-    func advertise(_ resource: ResourceCache.Entry, rule: DictionaryRuleSet.Rule, path: Substring, fields: inout HTTPFields) {
+    func advertise(_ resource: ResourceCache.Entry, rule: DictionaryRuleSet.Rule, path: Substring, fields: inout HTTPFields,
+                   effects: inout ResponseEffects) {
         let advertisement = rule.advertisement(path: path)
         guard let value = advertisements.value(for: "\(rule.name)\u{0}\(path)", compute: { _ in try? advertisement.fieldValue() })
         else { return }
@@ -189,21 +242,25 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                     pattern: rule.match, matchDestinations: rule.matchDest, id: advertisement.id,
                     rule: rule.name, sourcePath: String(path), maxAge: rule.maxAgeSeconds), now: now)
                 observer.storedDictionary(resource.hash, bytes: resource.bytes.count)
+                effects.isReplayable = false
             } catch {
                 // Not advertising a dictionary we could not store: the client could never use it.
                 _ = storedThisRun.withLock { $0.remove(resource.hash) }
                 logger.error("cannot store dictionary; not advertising it", metadata: ["path": "\(path)", "error": "\(error)"])
+                effects.isReplayable = false
                 return
             }
         } else {
             store.recordServed(resource.hash, at: now)
+            effects.advertised = resource.hash
         }
         fields[.useAsDictionary] = value
         fields[.cacheControl] = "max-age=\(rule.maxAgeSeconds)"
     }
 
+    /// A failed dictionary lookup makes `effects` not replayable (the store may learn the hash later).
     func negotiate(_ request: HTTPServerRequest, _ responseFields: HTTPFields, resource: ResourceCache.Entry,
-                   path: Substring, scope: DictionaryScope?) -> EncodingDecision {
+                   path: Substring, scope: DictionaryScope?, effects: inout ResponseEffects) -> EncodingDecision {
         var codings = Set(settings.preference)
         if scope == nil { codings.subtract([.dcb, .dcz]) }
         var policy = NegotiationPolicy(codings: codings, minimumBodySize: settings.minimumBytes,
@@ -225,7 +282,9 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         return Negotiation.decide(request: request.head.headerFields, path: String(path), response: responseFields,
                                   bodySize: resource.bytes.count, policy: policy, knownSizes: sizes,
                                   availableDictionary: available) { hash in
-            self.library.lookup(hash)?.candidate
+            let found = self.library.lookup(hash)?.candidate
+            if found == nil { effects.isReplayable = false }
+            return found
         }
     }
 
@@ -234,17 +293,22 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// When that plain variant is not cached yet it is encoded off the request path (and cached for
     /// later requests) and the sizes are reported when it is done.
     func reportWithPlainAlternative(_ request: HTTPServerRequest, _ responseFields: HTTPFields,
-                                    resource: ResourceCache.Entry, path: Substring, sent: Int) {
+                                    resource: ResourceCache.Entry, path: Substring, sent: Int, effects: inout ResponseEffects) {
         let identity = resource.bytes.count
-        guard case .plain(let coding, _) = negotiate(request, responseFields, resource: resource, path: path, scope: nil),
+        guard case .plain(let coding, _) = negotiate(request, responseFields, resource: resource, path: path, scope: nil,
+                                                     effects: &effects),
               coding != .identity else {
+            effects.sizes = (identity, identity, sent)
             return observer.sizes(identity: identity, bestPlain: identity, sent: sent)
         }
         if let cached = variants.bestEntry(resource: resource.hash, dictionary: nil, coding: coding) {
+            effects.sizes = (identity, cached.bytes.count, sent)
             return observer.sizes(identity: identity, bestPlain: cached.bytes.count, sent: sent)
         }
+        effects.isReplayable = false
         DispatchQueue.global(qos: .utility).async {
-            let size = self.variant(of: resource, coding: coding, dictionary: nil)?.0.bytes.count ?? identity
+            var unrecorded = ResponseEffects()  // this response is not memoised: nothing to record
+            let size = self.variant(of: resource, coding: coding, dictionary: nil, effects: &unrecorded)?.0.bytes.count ?? identity
             self.observer.sizes(identity: identity, bestPlain: size, sent: sent)
         }
     }
@@ -253,13 +317,15 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// queued in the background), with the time spent encoding in this request (nil for a cache hit).
     /// nil when encoding failed (logged; identity is sent).
     func variant(of resource: ResourceCache.Entry, coding: ContentCoding,
-                 dictionary: CompressionDictionary?) -> (CachedVariant, Duration?)? {
+                 dictionary: CompressionDictionary?, effects: inout ResponseEffects) -> (CachedVariant, Duration?)? {
         let key = VariantKey(resource: resource.hash, dictionary: dictionary?.hash, coding: coding)
         if let cached = variants.bestEntry(for: key) {
             observer.variantCache(hit: true)
+            effects.variantHits.append(key)
             return (cached, nil)
         }
         observer.variantCache(hit: false)
+        effects.isReplayable = false
         let fast = settings.fastLevels[coding] ?? coding.defaultLevel(.onTheFly)
         let best = settings.bestLevels[coding] ?? coding.defaultLevel(.precompressed)
         let encoded: CachedVariant

@@ -12,6 +12,7 @@ public final class DictionaryLibrary: Sendable {
     private struct State {
         var loaded: [DictionaryHash: (dictionary: CompressionDictionary, candidate: DictionaryCandidate, tick: UInt64)] = [:]
         var tick: UInt64 = 0
+        var generation: UInt64 = 0
     }
 
     public let store: any DictionaryStore
@@ -27,10 +28,10 @@ public final class DictionaryLibrary: Sendable {
     /// does not hold a valid one.
     public func lookup(_ hash: DictionaryHash) -> (dictionary: CompressionDictionary, candidate: DictionaryCandidate)? {
         if let hit = state.withLock({ s -> (CompressionDictionary, DictionaryCandidate)? in
-            guard let e = s.loaded[hash] else { return nil }
+            guard let i = s.loaded.index(forKey: hash) else { return nil }
             s.tick &+= 1
-            s.loaded[hash]!.tick = s.tick
-            return (e.dictionary, e.candidate)
+            s.loaded.values[i].tick = s.tick
+            return (s.loaded.values[i].dictionary, s.loaded.values[i].candidate)
         }) {
             return hit
         }
@@ -39,6 +40,7 @@ public final class DictionaryLibrary: Sendable {
         guard dictionary.hash == hash else { return nil }
         state.withLock { s in
             s.tick &+= 1
+            s.generation &+= 1
             s.loaded[hash] = (dictionary, candidate, s.tick)
             if s.loaded.count > capacity, let victim = s.loaded.min(by: { $0.value.tick < $1.value.tick }) {
                 s.loaded.removeValue(forKey: victim.key)
@@ -49,6 +51,15 @@ public final class DictionaryLibrary: Sendable {
 
     /// Forgets a dictionary (e.g. after retention removed it from the store).
     public func forget(_ hash: DictionaryHash) {
-        _ = state.withLock { $0.loaded.removeValue(forKey: hash) }
+        state.withLock { s in
+            if s.loaded.removeValue(forKey: hash) != nil { s.generation &+= 1 }
+        }
     }
+
+    /// Changes whenever the set of loaded dictionaries changes (a load, an eviction, a `forget`);
+    /// lookups that hit leave it alone. A decision remembered together with the generation it was made
+    /// in still holds while the generation is unchanged — for hashes that were loaded then. (A hash
+    /// that was unknown may become known through the store without a change here: never remember a
+    /// decision made from a failed lookup.)
+    public var generation: UInt64 { state.withLock { $0.generation } }
 }

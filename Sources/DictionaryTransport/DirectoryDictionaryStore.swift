@@ -144,10 +144,12 @@ public final class DirectoryDictionaryStore: DictionaryStore {
 
     public func recordServed(_ hash: DictionaryHash, at date: Date) {
         state.withLock { state in
-            guard var record = state.index[hash], date > record.lastServed else { return }
-            record.lastServed = date
-            if let maxAge = record.maxAge { record.expires = date.addingTimeInterval(TimeInterval(maxAge)) }
-            state.index[hash] = record
+            // Updated in place (one hash of the key, no copy of the record): called on every request.
+            guard let i = state.index.index(forKey: hash), date > state.index.values[i].lastServed else { return }
+            state.index.values[i].lastServed = date
+            if let maxAge = state.index.values[i].maxAge {
+                state.index.values[i].expires = date.addingTimeInterval(TimeInterval(maxAge))
+            }
             state.dirty.insert(hash)
         }
     }

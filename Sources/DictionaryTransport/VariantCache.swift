@@ -81,6 +81,7 @@ public final class VariantCache: Sendable {
                 guard variant.level > lru.slots[slot].value!.level else { lru.stats.rejected += 1; return false }
                 lru.stats.bytes += variant.bytes.count - lru.slots[slot].value!.bytes.count
                 lru.slots[slot].value = variant
+                lru.generation &+= 1
                 lru.moveToFront(slot)
                 lru.stats.upgrades += 1
             } else {
@@ -107,6 +108,11 @@ public final class VariantCache: Sendable {
     /// A snapshot of the counters.
     public var stats: VariantCacheStats { state.withLock { $0.stats } }
 
+    /// Changes whenever the cache's contents change (an insert, upgrade, eviction or removal); lookups
+    /// leave it alone. Whoever remembers a decision made from cache lookups can compare generations
+    /// to know the lookups would still give the same answers.
+    public var generation: UInt64 { state.withLock { $0.generation } }
+
     /// Index-linked doubly linked list + map; head = most recently used.
     private struct LRU {
         struct Slot {
@@ -122,6 +128,8 @@ public final class VariantCache: Sendable {
         var head: Int? = nil
         var tail: Int? = nil
         var stats = VariantCacheStats()
+        /// Bumped by every change of contents (see ``VariantCache/generation``).
+        var generation: UInt64 = 0
 
         mutating func unlink(_ i: Int) {
             let (p, n) = (slots[i].prev, slots[i].next)
@@ -152,10 +160,12 @@ public final class VariantCache: Sendable {
                 slots.append(Slot(key: key, value: value))
             }
             slotByKey[key] = i
+            generation &+= 1
             linkFront(i)
         }
 
         mutating func remove(_ i: Int) {
+            generation &+= 1
             unlink(i)
             if let key = slots[i].key { slotByKey[key] = nil }
             stats.bytes -= slots[i].value?.bytes.count ?? 0

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import CEpoll
+import CLinux
 import Dispatch
 import HTTPTypes
 import Synchronization

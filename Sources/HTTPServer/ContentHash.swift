@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import COpenSSL
+import HTTPTypes
 import Synchronization
 
 /// Strong validators for files: an `ETag` from the SHA-256 of the content and the `Last-Modified`
@@ -19,6 +20,17 @@ final class FileValidatorCache: Sendable {
         let etag: String
         let lastModified: String
         let lastModifiedSeconds: Int
+        /// `ETag` and `Last-Modified` as header fields, validated once per file version.
+        let etagField: HTTPField
+        let lastModifiedField: HTTPField
+
+        init(etag: String, lastModified: String, lastModifiedSeconds: Int) {
+            self.etag = etag
+            self.lastModified = lastModified
+            self.lastModifiedSeconds = lastModifiedSeconds
+            etagField = HTTPField(name: .eTag, value: etag)
+            lastModifiedField = HTTPField(name: .lastModified, value: lastModified)
+        }
     }
 
     private let cache = Mutex<[Key: Validators]>([:])

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CEpoll
+import CLinux
 import Dispatch
 import Synchronization
 

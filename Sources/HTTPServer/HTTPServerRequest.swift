@@ -29,7 +29,8 @@ public struct HTTPServerRequest: Sendable {
     /// The request target's path without the query (`/a/b?x=1` → `/a/b`).
     public var pathWithoutQuery: Substring {
         let path = head.path ?? "/"
-        // Byte scan: "?" and "#" are ASCII, and a UTF-8 index is a valid String index.
+        // Scanning bytes, not Characters: no grapheme breaking on every request ("?" and "#" are ASCII,
+        // so a byte index is a valid String index).
         if let q = path.utf8.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) { return path[..<q] }
         return path[...]
     }

@@ -1,0 +1,36 @@
+// Linux system interfaces HTTPServer needs that Swift's Glibc module does not export. Part of libc:
+// nothing to link.
+//
+// epoll(7), for the event loops.
+//
+// openat2(2) confined to a directory, for StaticFileHandler: one system call opens a whole relative
+// path while the kernel refuses symlinks and escapes (Linux >= 5.6). Elsewhere, or when the kernel
+// lacks it, the call fails with ENOSYS and the caller opens component by component instead.
+#ifndef DCSERVE_CLINUX_SHIM_H
+#define DCSERVE_CLINUX_SHIM_H
+
+#include <errno.h>
+#include <stdint.h>
+#if defined(__linux__)
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+/// Opens `path` relative to `directory` with `flags` (no O_CREAT). Fails with ELOOP when any component
+/// is a symlink, EXDEV when the path would leave `directory`, ENOSYS where openat2 is unavailable.
+static inline int dcserve_openat2_beneath_no_symlinks(int directory, const char *path, int flags) {
+#if defined(__linux__) && defined(SYS_openat2)
+    struct { uint64_t flags, mode, resolve; } how = {
+        (uint64_t)(uint32_t)flags, 0,
+        0x04 /* RESOLVE_NO_SYMLINKS */ | 0x08 /* RESOLVE_BENEATH */
+    };
+    return (int)syscall(SYS_openat2, directory, path, &how, sizeof how);
+#else
+    (void)directory; (void)path; (void)flags;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+#endif

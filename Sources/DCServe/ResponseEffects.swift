@@ -1,0 +1,43 @@
+import DictionaryCodec
+import DictionaryTransport
+import Foundation
+
+/// The side effects one compression-middleware response had (metrics, store bookkeeping, cache
+/// recency), recorded while the response is computed so that a ``ResponseMemo`` hit can repeat them
+/// exactly: a memoised response must count in every metric as if it had been computed again.
+///
+/// Only responses made entirely from state the memo can validate are replayable. Anything else —
+/// a variant-cache miss or an encode, storing a dictionary, a failed dictionary lookup (the store may
+/// learn that hash later), a failed read, a size report deferred to the background — marks the
+/// record not replayable and the response is not memoised. A value type, `Sendable`.
+struct ResponseEffects: Sendable {
+    /// False once the response did something a replay cannot reproduce (see the type's documentation).
+    var isReplayable = true
+    /// Dictionary served with `Use-As-Dictionary` (already stored by this process): `recordServed`.
+    var advertised: DictionaryHash?
+    /// The negotiation outcome reported to the observer.
+    var decision: EncodingDecision?
+    /// Variant-cache hits reported to the observer, by key (a replay looks them up again: recency).
+    var variantHits: [VariantKey] = []
+    /// Dictionary a dcb/dcz body was encoded against: looked up again (recency) and `recordServed`.
+    var dictionaryUsed: DictionaryHash?
+    /// The sizes reported for a compressible response.
+    var sizes: (identity: Int, bestPlain: Int, sent: Int)?
+
+    /// Repeats the recorded effects against the same observer, store, caches and library.
+    func replay(path: Substring, observer: any CompressionObserver, store: any DictionaryStore,
+                variants: VariantCache, library: DictionaryLibrary) {
+        let now = Date()
+        if let advertised { store.recordServed(advertised, at: now) }
+        if let decision { observer.decided(decision, path: path) }
+        for key in variantHits {
+            _ = variants.bestEntry(for: key)
+            observer.variantCache(hit: true)
+        }
+        if let dictionaryUsed {
+            _ = library.lookup(dictionaryUsed)
+            store.recordServed(dictionaryUsed, at: now)
+        }
+        if let sizes { observer.sizes(identity: sizes.identity, bestPlain: sizes.bestPlain, sent: sizes.sent) }
+    }
+}
