@@ -24,14 +24,16 @@ import Synchronization
 /// a repeated request for an unchanged resource replays the recorded ``ResponseEffects`` (metrics,
 /// store bookkeeping) and gets the same head and body the full computation would give.
 ///
-/// Thread-safety: immutable configuration plus thread-safe caches; `handle` may run on any
-/// connection queue concurrently.
+/// Thread-safety: immutable configuration plus thread-safe caches; `handle` may run on any event
+/// loop concurrently, and responds from a worker queue for large bodies the memo does not answer.
 public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// The request fields the §9.3.3 cross-origin gate reads; dcb/dcz variants vary on them.
     static let gateFieldNames = ["Sec-Fetch-Site", "Sec-Fetch-Mode", "Origin"]
 
     /// Bodies larger than this are passed through as they are (not read into memory).
     public static let maximumBodyBytes = 64 << 20
+    /// Bodies at least this large are processed off the event loop unless the memo answers them.
+    static let offLoopBodyBytes = 64 << 10
 
     let rules: DictionaryRuleSet
     let settings: DCServeConfiguration.Compression
@@ -84,8 +86,22 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             inner.head.headerFields[.ifModifiedSince] = nil
         }
         next.handle(inner) { response in
+            // Handlers run on a shared event loop: a large body that is not already answered by the
+            // memo may be read, hashed and compressed now (milliseconds per megabyte), so that work
+            // moves to a worker queue instead of stalling the loop's other connections.
+            if (response.body.knownLength ?? 0) >= Self.offLoopBodyBytes && !self.memoHolds(request, response) {
+                DispatchQueue.global(qos: .userInitiated).async { respond(self.answer(request, response, conditions)) }
+                return
+            }
             respond(self.answer(request, response, conditions))
         }
+    }
+
+    /// True when the memo has a valid entry for `request` with this inner `response`.
+    private func memoHolds(_ request: HTTPServerRequest, _ response: HTTPServerResponse) -> Bool {
+        guard ResponseMemo.accepts(response), let key = ResponseMemoKey(request) else { return false }
+        let generations = ResponseMemo.Generations(variants: variants.generation, library: library.generation)
+        return memo.lookup(key, inner: response, generations: generations) != nil
     }
 
     /// The response to send for `request` given the inner handler's `response`: from the memo when

@@ -219,3 +219,32 @@ def test_quick_mode_names_the_bad_pattern(dcserve_bin, tmp_path):
     assert r.returncode != 0 and r.stdout == b""
     assert b"--dictionaries /js/(a|b).js" in r.stderr and b"regexp groups" in r.stderr, r.stderr
 
+
+
+def test_large_resources_are_encoded_off_the_loop_and_stay_correct(dcserve_bin, site, brotli_cli):
+    """Bodies of 64 KiB and more that the memo cannot answer are processed on a worker queue (the
+    event loop keeps serving other connections). The answers must be the same: the large v1 becomes a
+    stored dictionary, a large v2 arrives as dcz/dcb that independent decoders restore, while small
+    requests on other connections interleave with them."""
+    import random
+    rng = random.Random(7)
+    words = [bytes(rng.choice(b"abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 9))) for _ in range(4000)]
+    big_v1 = b"// large bundle v1\n" + b" ".join(rng.choice(words) for _ in range(60000))
+    big_v2 = big_v1.replace(b"// large bundle v1", b"// large bundle v2", 1)[:200000] + b"\n// tail\n" + big_v1[200000:]
+    assert len(big_v1) > 300_000
+    (site["root"] / "static/app.big1.js").write_bytes(big_v1)
+    (site["root"] / "static/app.big2.js").write_bytes(big_v2)
+    with serve(dcserve_bin, site) as s:
+        status, h, body = s.get("/static/app.big1.js", {"Accept-Encoding": "identity"})
+        assert status == 200 and body == big_v1 and "Use-As-Dictionary" in h
+        assert (site["store"] / hashlib.sha256(big_v1).hexdigest()).is_file()
+        for coding, decode in (("dcz", lambda b: dcz_with_zstd_cli(b, big_v1)),
+                               ("dcb", lambda b: dcb_with_brotli_cli(b, big_v1, brotli_cli))):
+            for _ in range(2):  # a miss (encoded now), then a memo or cache hit
+                status, h, body = s.get("/static/app.big2.js", {"Accept-Encoding": coding,
+                                                               "Available-Dictionary": available(big_v1)})
+                assert status == 200 and h["Content-Encoding"] == coding, h
+                assert decode(body) == big_v2
+                assert len(body) < len(big_v2) // 20
+                small = s.get("/static/app.v1.js", {"Accept-Encoding": "identity"})
+                assert small[0] == 200 and small[2] == V1
