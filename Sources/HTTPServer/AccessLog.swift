@@ -27,7 +27,7 @@ public struct AccessLog: Sendable {
         if !excludedPaths.isEmpty, excludedPaths.contains(String(target.prefix { $0 != "?" })) { return }
         let micros = (MonotonicClock.nanoseconds() &- startNanos) / 1000
         let ms = "\(micros / 1000).\(String(micros % 1000 + 1000).dropFirst())"
-        logger.info("\(method) \(target) \(status) \(bytes)B \(ms)ms conn=\(connectionID)")
+        logger.info("\(method) \(target) \(status) \(bytes)B \(ms)ms conn=\(connectionID)", source: "HTTPServer")
     }
 }
 

@@ -5,9 +5,12 @@ import Synchronization
 
 /// Writes log lines to a file descriptor (stderr) in batches: lines are appended to a buffer under a
 /// mutex and written when it exceeds 64 KiB or at least every 100 ms, so a busy access log costs no
-/// system call per request. `flush()` writes what is pending (called at shutdown).
+/// system call per request. The writes happen on the writer's own serial queue, in order, so a slow
+/// log consumer (a pipe) does not stall the event loop that logged; only when more than
+/// `maxInFlightBytes` wait for it does the logging thread wait too (back-pressure, nothing dropped).
+/// `flush()` writes what is pending and waits for it (called at shutdown).
 ///
-/// Thread-safety: all state behind one `Mutex`; the write happens outside it with the taken buffer.
+/// Thread-safety: all state behind one `Mutex`; writes run on `queue` with buffers taken from it.
 final class BufferedLogWriter: Sendable {
     static let standardError = BufferedLogWriter(descriptor: 2)
 
@@ -16,7 +19,11 @@ final class BufferedLogWriter: Sendable {
         var flushScheduled = false
         var second = -1
         var timestamp: [UInt8] = []
+        /// Bytes handed to `queue` and not yet written.
+        var inFlight = 0
     }
+    static let batchBytes = 64 * 1024
+    static let maxInFlightBytes = 8 << 20
     private let descriptor: Int32
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "dcserve.log-writer")
@@ -24,7 +31,7 @@ final class BufferedLogWriter: Sendable {
     init(descriptor: Int32) { self.descriptor = descriptor }
 
     func append(level: Logger.Level, label: String, message: String, source: String) {
-        let full: [UInt8]? = state.withLock { s in
+        let mustWait: Bool = state.withLock { s in
             let now = Int(Date().timeIntervalSince1970)
             if now != s.second {
                 s.second = now
@@ -40,21 +47,31 @@ final class BufferedLogWriter: Sendable {
             s.buffer += "] ".utf8
             s.buffer += message.utf8
             s.buffer.append(0x0A)
-            if s.buffer.count >= 64 * 1024 {
+            if s.buffer.count >= Self.batchBytes {
+                // Enqueued under the lock, so batches reach `queue` in the order they were filled.
                 let taken = s.buffer
                 s.buffer = []
-                return taken
+                s.buffer.reserveCapacity(Self.batchBytes + 1024)
+                s.inFlight += taken.count
+                queue.async { self.writeAndRelease(taken) }
+                return s.inFlight > Self.maxInFlightBytes
             }
             if !s.flushScheduled {
                 s.flushScheduled = true
-                queue.asyncAfter(deadline: .now() + .milliseconds(100)) { self.flush() }
+                queue.asyncAfter(deadline: .now() + .milliseconds(100)) { self.flushOnQueue() }
             }
-            return nil
+            return false
         }
-        if let full { write(full) }
+        if mustWait { queue.sync {} }  // the consumer is far behind: wait for the queued writes
     }
 
+    /// Writes everything pending and returns when it is written. Not from `queue`.
     func flush() {
+        queue.sync { self.flushOnQueue() }
+    }
+
+    /// On `queue`: takes the pending lines and writes them after the batches queued before.
+    private func flushOnQueue() {
         let pending: [UInt8] = state.withLock { s in
             s.flushScheduled = false
             let taken = s.buffer
@@ -62,6 +79,11 @@ final class BufferedLogWriter: Sendable {
             return taken
         }
         write(pending)
+    }
+
+    private func writeAndRelease(_ bytes: [UInt8]) {
+        write(bytes)
+        state.withLock { $0.inFlight -= bytes.count }
     }
 
     private func write(_ bytes: [UInt8]) {

@@ -73,6 +73,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Largest request body in bytes.")
     var maxBodyBytes: Int = 1 << 20
 
+    @Option(help: "Event loops serving connections (default: one per core).")
+    var eventLoops: Int?
+
     @Flag(inversion: .prefixedNo, help: "One log line per request (logger dcserve.access, level info, written in batches at least every 100 ms; overrides server.accessLog).")
     var accessLog: Bool?
 
@@ -91,6 +94,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level \(logLevel)") }
+        if let eventLoops, !(1...256).contains(eventLoops) { throw ValidationError("--event-loops must be between 1 and 256") }
         for t in [shutdownTimeout, headerTimeout, bodyTimeout, idleTimeout].compactMap({ $0 }) where !(t > 0) {
             throw ValidationError("timeouts must be positive")
         }
@@ -142,6 +146,7 @@ struct ServeCommand: AsyncParsableCommand {
         c.maxConnections = app.server.maxConnections
         c.maxRequestsPerConnection = maxRequestsPerConnection
         c.limits.maxBodyBytes = maxBodyBytes
+        if let eventLoops { c.eventLoopCount = eventLoops }
         applyTLS(app, to: &c)
         return c
     }

@@ -348,3 +348,30 @@ def test_ipv6_listener(dcserve_bin, docroot, tmp_path):
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=20) == 0
+
+
+def test_access_log_keeps_every_line_in_order(dcserve_bin, docroot, tmp_path):
+    """Several 64 KiB batches of access-log lines are written by the log writer's queue: after a
+    graceful stop every request has exactly one line, in request order per connection."""
+    import re
+    s = start_server(dcserve_bin, docroot[0], tmp_path)
+    per_connection = 1500
+    conns = [s.connect() for _ in range(2)]
+    for c in conns:
+        for start in range(0, per_connection, 100):  # pipelined in bursts of 100
+            c.sendall(b"".join(b"GET /a.txt?n=%d HTTP/1.1\r\nHost: t\r\n\r\n" % n
+                               for n in range(start, start + 100)))
+            buffer = bytearray()
+            for _ in range(100):
+                assert read_response(c, buffer)[0] == 200
+    for c in conns:
+        c.close()
+    assert s.stop() == 0
+    lines = re.findall(r"GET /a\.txt\?n=(\d+) 200 \d+B \d+\.\d{3}ms conn=(\d+)", s.log())
+    by_conn: dict[str, list[int]] = {}
+    for n, conn in lines:
+        by_conn.setdefault(conn, []).append(int(n))
+    assert sorted(len(v) for v in by_conn.values()) == [per_connection, per_connection], \
+        {k: len(v) for k, v in by_conn.items()}
+    for numbers in by_conn.values():
+        assert numbers == list(range(per_connection))
