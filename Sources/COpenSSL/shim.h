@@ -37,6 +37,9 @@ static inline long dcserve_SSL_CTX_set_tlsext_servername_arg(SSL_CTX *ctx, void 
 static inline long dcserve_SSL_CTX_set_mode(SSL_CTX *ctx, long mode) {
     return SSL_CTX_set_mode(ctx, mode);
 }
+static inline long dcserve_SSL_CTX_set_read_ahead(SSL_CTX *ctx, long yes) {
+    return SSL_CTX_set_read_ahead(ctx, yes);
+}
 static inline long dcserve_SSL_session_reused(const SSL *ssl) {
     return SSL_session_reused(ssl);
 }

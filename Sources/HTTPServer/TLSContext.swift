@@ -70,6 +70,10 @@ public final class TLSContext: @unchecked Sendable {
             guard SSL_CTX_set_cipher_list(ctx, tls12Ciphers) == 1 else { throw TLSContextError("cipher list rejected") }
             // Partial writes let the connection keep its own output buffer; release idle buffers.
             _ = dcserve_SSL_CTX_set_mode(ctx, Int(SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS))
+            // Read as much as the socket has into OpenSSL's buffer: one read(2) per request instead of
+            // one for each record's header and one for its body. TLSTransport reads until it would
+            // block, so nothing is left in that buffer unnoticed.
+            _ = dcserve_SSL_CTX_set_read_ahead(ctx, 1)
             guard SSL_CTX_use_certificate_chain_file(ctx, certificate.chainFile) == 1 else {
                 throw TLSContextError("cannot load certificate chain \(certificate.chainFile)")
             }
