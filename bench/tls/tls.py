@@ -62,8 +62,8 @@ def main() -> None:
             url = f"https://127.0.0.1:{server.port}/index.html"
             benchlib.wrk(url, connections=16, seconds=2)  # warm-up
             full = full_handshakes(server.port, SECONDS)
-            hs = benchlib.wrk(url, connections=32, seconds=SECONDS, headers={"Connection": "close"})
-            ka = benchlib.wrk(url, connections=64, seconds=SECONDS)
+            hs = benchlib.wrk(url, connections=32, seconds=SECONDS, headers={"Connection": "close"}, server=server)
+            ka = benchlib.wrk(url, connections=64, seconds=SECONDS, server=server)
             results[name] = {"full": full, "handshakes": hs, "keepalive": ka}
     print(f"bench/tls  ({SECONDS} s per run, TLS 1.3, ECDSA P-256; wrk -t 2)")
     print(f"{'':28}{'dcserve':>12}{'nginx':>12}{'ratio':>8}")
@@ -73,6 +73,7 @@ def main() -> None:
         print(f"{label:28}{d['rps']:12.0f}{n['rps']:12.0f}{d['rps'] / n['rps']:8.2f}")
         if key != "full":
             print(f"{'  p99 latency ms':28}{d['p99_ms']:12.2f}{n['p99_ms']:12.2f}")
+            print(f"{'  server cpu us/request':28}{d['cpu_us']:12.1f}{n['cpu_us']:12.1f}{d['cpu_us'] / n['cpu_us']:8.2f}")
         if d["non2xx"] or n["non2xx"]:
             print(f"  non-2xx responses: dcserve {d['non2xx']}, nginx {n['non2xx']}")
     errors = [line for r in results.values() for v in r.values() for line in v["raw"].splitlines() if "Socket errors" in line]

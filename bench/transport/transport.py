@@ -129,17 +129,19 @@ def main() -> None:
         with nginx(static_root) as n:
             results = {"dcserve": [], "nginx": []}
             for _ in range(ROUNDS):
-                r = wrk(f"http://127.0.0.1:{s.port}/static/app.v2.js", seconds=SECONDS, headers=headers)
+                r = wrk(f"http://127.0.0.1:{s.port}/static/app.v2.js", seconds=SECONDS, headers=headers, server=s)
                 assert r["non2xx"] == 0, r["raw"]
                 results["dcserve"].append(r)
-                r = wrk(f"http://127.0.0.1:{n.port}/app.v2.js.dcz", seconds=SECONDS)
+                r = wrk(f"http://127.0.0.1:{n.port}/app.v2.js.dcz", seconds=SECONDS, server=n)
                 assert r["non2xx"] == 0, r["raw"]
                 results["nginx"].append(r)
         for name, runs in results.items():
             print(f"{name:<8} req/s " + "  ".join(f"{r['rps']:>9.0f}" for r in runs)
-                  + f"   p99 ms " + "  ".join(f"{r['p99_ms']:.2f}" for r in runs))
+                  + f"   p99 ms " + "  ".join(f"{r['p99_ms']:.2f}" for r in runs)
+                  + f"   cpu us/req " + "  ".join(f"{r['cpu_us']:.1f}" for r in runs))
         ratio = statistics.mean(r["rps"] for r in results["dcserve"]) / statistics.mean(r["rps"] for r in results["nginx"])
-        print(f"dcserve/nginx req/s ratio: {ratio:.2f}  (body {len(dcz_body)} bytes)")
+        cpu = statistics.mean(r["cpu_us"] for r in results["dcserve"]) / statistics.mean(r["cpu_us"] for r in results["nginx"])
+        print(f"dcserve/nginx req/s ratio: {ratio:.2f}, cpu per request ratio: {cpu:.2f}  (body {len(dcz_body)} bytes)")
 
     # 3. Cold misses: 1 MB resources never requested before, 1 MB dictionary, fast level (dcz 3).
     print("\n== cold miss, 1 MB resource, 1 MB dictionary, dcz at the fast level (3)")
