@@ -116,9 +116,9 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         }
         // Read before computing: a change during the computation makes the new entry stale at once.
         let generations = ResponseMemo.Generations(variants: variants.generation, library: library.generation)
-        if let hit = memo.lookup(key, inner: response, generations: generations) {
-            hit.effects.replay(path: request.pathWithoutQuery, observer: observer, store: store,
-                               variants: variants, library: library)
+        if let hit = memo.lookup(key, inner: response, generations: generations),
+           hit.effects.replay(path: request.pathWithoutQuery, observer: observer, store: store,
+                              variants: variants, library: library) {
             return conditions.evaluate(HTTPServerResponse(head: hit.head, body: hit.body ?? response.body))
         }
         var effects = ResponseEffects()
@@ -251,7 +251,10 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         guard let value = advertisements.value(for: "\(rule.name)\u{0}\(path)", compute: { _ in try? advertisement.fieldValue() })
         else { return }
         let now = Date()
-        let isNew = storedThisRun.withLock { $0.insert(resource.hash).inserted }
+        var isNew = storedThisRun.withLock { $0.insert(resource.hash).inserted }
+        // Stored earlier in this run, but retention may have removed it since: then store it again,
+        // since every response advertised as a dictionary must be in the store.
+        if !isNew && !store.recordServed(resource.hash, at: now) { isNew = true }
         if isNew {
             do {
                 _ = try store.put(resource.bytes, description: DictionaryDescription(
@@ -267,7 +270,6 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                 return
             }
         } else {
-            store.recordServed(resource.hash, at: now)
             effects.advertised = resource.hash
         }
         fields[.useAsDictionary] = value

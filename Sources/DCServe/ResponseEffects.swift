@@ -24,11 +24,13 @@ struct ResponseEffects: Sendable {
     /// The sizes reported for a compressible response.
     var sizes: (identity: Int, bestPlain: Int, sent: Int)?
 
-    /// Repeats the recorded effects against the same observer, store, caches and library.
+    /// Repeats the recorded effects against the same observer, store, caches and library. False, with
+    /// nothing repeated, when the advertised dictionary is no longer in the store (retention removed
+    /// it): the response must then be computed again, which stores it again.
     func replay(path: Substring, observer: any CompressionObserver, store: any DictionaryStore,
-                variants: VariantCache, library: DictionaryLibrary) {
+                variants: VariantCache, library: DictionaryLibrary) -> Bool {
         let now = Date()
-        if let advertised { store.recordServed(advertised, at: now) }
+        if let advertised, !store.recordServed(advertised, at: now) { return false }
         if let decision { observer.decided(decision, path: path) }
         for key in variantHits {
             _ = variants.bestEntry(for: key)
@@ -39,5 +41,6 @@ struct ResponseEffects: Sendable {
             store.recordServed(dictionaryUsed, at: now)
         }
         if let sizes { observer.sizes(identity: sizes.identity, bestPlain: sizes.bestPlain, sent: sizes.sent) }
+        return true
     }
 }

@@ -19,7 +19,9 @@ public protocol DictionaryStore: Sendable {
     func metadata(_ hash: DictionaryHash) -> DictionaryMetadata?
 
     /// Notes that the dictionary was advertised or used at `date` (cheap; persisted by ``flush()``).
-    func recordServed(_ hash: DictionaryHash, at date: Date)
+    /// False when the store does not hold `hash` (never stored, or removed by retention since).
+    @discardableResult
+    func recordServed(_ hash: DictionaryHash, at date: Date) -> Bool
 
     /// Persists pending record updates.
     func flush() throws

@@ -142,15 +142,18 @@ public final class DirectoryDictionaryStore: DictionaryStore {
         state.withLock { $0.index[hash] }
     }
 
-    public func recordServed(_ hash: DictionaryHash, at date: Date) {
+    @discardableResult
+    public func recordServed(_ hash: DictionaryHash, at date: Date) -> Bool {
         state.withLock { state in
             // Updated in place (one hash of the key, no copy of the record): called on every request.
-            guard let i = state.index.index(forKey: hash), date > state.index.values[i].lastServed else { return }
+            guard let i = state.index.index(forKey: hash) else { return false }
+            guard date > state.index.values[i].lastServed else { return true }
             state.index.values[i].lastServed = date
             if let maxAge = state.index.values[i].maxAge {
                 state.index.values[i].expires = date.addingTimeInterval(TimeInterval(maxAge))
             }
             state.dirty.insert(hash)
+            return true
         }
     }
 

@@ -34,14 +34,14 @@ struct MemoFixture {
     static let v1 = Array((0..<400).map { "let value\($0) = compute(\($0), 'first edition');\n" }.joined().utf8)
     static let v2 = Array((0..<400).map { "let value\($0) = compute(\($0 * 3), 'second edition');\n" }.joined().utf8)
 
-    init() throws {
+    init(retention: DictionaryRetention = DictionaryRetention()) throws {
         site = FileManager.default.temporaryDirectory.appendingPathComponent("memo-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: site.appendingPathComponent("static"), withIntermediateDirectories: true)
         try Data(Self.v1).write(to: site.appendingPathComponent("static/app.v1.js"))
         try Data(Self.v2).write(to: site.appendingPathComponent("static/app.v2.js"))
         var settings = DCServeConfiguration.Compression()
         settings.bestLevels = settings.fastLevels  // no background re-encodes: every step is synchronous
-        store = try DirectoryDictionaryStore(directory: site.appendingPathComponent("store").path)
+        store = try DirectoryDictionaryStore(directory: site.appendingPathComponent("store").path, retention: retention)
         middleware = DictionaryCompressionMiddleware(
             rules: try DictionaryRuleSet(rules: [DictionaryRule(name: "bundle", match: "/static/app.*.js")], outOfBand: []),
             settings: settings, store: store, library: DictionaryLibrary(store: store),
@@ -97,6 +97,25 @@ struct MemoFixture {
             #expect(body == computedBody, sourceLocation: sourceLocation)
             #expect(f.observer.take() == computedEffects, sourceLocation: sourceLocation)
         }
+    }
+
+    /// Every response advertised with `Use-As-Dictionary` must be in the store: after retention
+    /// removed a dictionary this process stored earlier, serving it again (computed or from the memo)
+    /// stores it again, so a client that keeps it can still get deltas.
+    @Test func dictionaryRemovedByRetentionIsStoredAgainWhenAdvertised() throws {
+        let f = try MemoFixture(retention: DictionaryRetention(keepPastExpiry: 0))
+        let hash = SHA256.hash(MemoFixture.v1)
+        for _ in 0..<3 { _ = try f.get("/static/app.v1.js") }  // stored, then remembered by the memo
+        #expect(f.store.metadata(hash) != nil)
+        let removed = f.store.prune(now: Date().addingTimeInterval(10 * 365 * 86400))
+        #expect(removed.map(\.hash) == [hash])
+        #expect(f.store.metadata(hash) == nil)
+        let (head, body) = try f.get("/static/app.v1.js")
+        let servedV1 = body == MemoFixture.v1
+        #expect(head.headerFields[.useAsDictionary] != nil && servedV1)
+        #expect(f.store.metadata(hash) != nil, "advertised again, so stored again")
+        let storedV1 = f.store.get(hash)?.bytes == MemoFixture.v1
+        #expect(storedV1, "the store holds v1's bytes again")
     }
 
     @Test func memoHitsEqualTheFullComputation() throws {
