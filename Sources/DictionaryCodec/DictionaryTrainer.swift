@@ -5,8 +5,12 @@ import Foundation
 /// | effort | candidates |
 /// |---|---|
 /// | `fast` | fastCover (d = 8, 4 values of k: what `zstd --train` does) · newest sample |
-/// | `default` | fastCover (d = 6 and 8, 8 values of k) · cover at fastCover's k and d · newest sample |
-/// | `max` | fastCover (d = 6 and 8, 40 values of k) · cover optimised (d = 6 and 8, 8 values of k) · newest sample |
+/// | `default` | fastCover (one build) · newest sample · cover (k = target/50 in 256…2000, d = 8) · cover-refined |
+/// | `max` | fastCover (d = 6 and 8, 40 values of k) · newest sample · cover optimised (d = 6 and 8, 8 values of k) · cover-refined |
+///
+/// `cover-refined` (when there are at least 15 training samples): cover builds a pool `poolFactor`
+/// times the target size from two thirds of the training samples; the other third votes on which pool
+/// bytes zstd actually uses (``DictionaryUsageRefiner``), and the most used segments make the dictionary.
 public enum TrainingEffort: String, Sendable, CaseIterable {
     case fast
     case `default`
@@ -32,6 +36,12 @@ public struct DictionaryTrainingOptions: Sendable {
     public var maxValidationBytes = 4 << 20
     /// At most this many training bytes go to the (memory-hungry) cover builder.
     public var maxCoverBytes = 64 << 20
+    /// The refined candidate cuts the dictionary out of a cover pool this many times the target size.
+    public var poolFactor = 3
+    /// At most this many bytes of training samples vote on which pool bytes are used.
+    public var maxUsageBytes = 16 << 20
+    /// dcz level the usage votes are measured at (a fast proxy for the levels served).
+    public var usageLevel = 9
     public var limits = TrainingSampleLimits()
 
     public init() {}
@@ -39,7 +49,7 @@ public struct DictionaryTrainingOptions: Sendable {
 
 /// One dictionary the trainer considered.
 public struct TrainingCandidate: Sendable {
-    /// `fastcover`, `cover` or `newest-sample`.
+    /// `fastcover`, `cover`, `cover-refined` or `newest-sample`.
     public let method: String
     /// Parameters or the sample's name.
     public let detail: String
@@ -64,9 +74,10 @@ public struct TrainingResult: Sendable {
 /// Builds a raw RFC 9842 dictionary from sample responses.
 ///
 /// Pipeline: split the samples (``TrainingSplit``); build candidates from the training set with
-/// ZDICT (``ZstdDictionaryBuilder``) plus the newest sample itself; compress the validation set with
-/// each candidate through ``DCZ`` at `selectionLevel`; keep the smallest (ties: earlier candidate,
-/// in the order fastcover, newest-sample, cover). Scoring of the first candidates runs on a second
+/// ZDICT (``ZstdDictionaryBuilder``), refined by measured use (``DictionaryUsageRefiner``), plus the
+/// newest sample itself (see ``TrainingEffort``); compress the validation set with each candidate
+/// through ``DCZ`` at `selectionLevel`; keep the smallest (ties: earlier candidate, in the order
+/// fastcover, newest-sample, cover, cover-refined). Scoring of the first candidates runs on a second
 /// thread while cover builds; ZDICT itself always runs single-threaded.
 /// The held-out set is not touched: ``DictionaryEvaluation`` reports on it.
 ///
@@ -82,10 +93,6 @@ public enum DictionaryTrainer {
         let split = try TrainingSplit(
             samples: samples, heldOutFraction: options.heldOutFraction, seed: options.seed, limits: options.limits)
         let buffer = TrainingBuffer(samples: split.training, limits: options.limits)
-        var coverLimits = options.limits
-        coverLimits.maxTrainingBytes = min(options.limits.maxTrainingBytes, options.maxCoverBytes)
-        let coverBuffer = buffer.bytes.count > coverLimits.maxTrainingBytes
-            ? TrainingBuffer(samples: split.training, limits: coverLimits) : buffer
         var validationSamples: [[UInt8]] = []
         var validationTotal = 0
         for sample in split.validation where validationTotal < options.maxValidationBytes {
@@ -94,35 +101,65 @@ public enum DictionaryTrainer {
         }
         let validation = validationSamples
 
+        // Usage samples for the refined candidate: every third training sample (by name order), kept out
+        // of cover's input so the votes come from pages the pool was not cut from.
+        let refines = options.effort != .fast && split.training.count >= 15
+        var coverSamples: [TrainingSample] = []
+        var usageSamples: [[UInt8]] = []
+        var usageTotal = 0
+        for (i, sample) in split.training.enumerated() {
+            if refines, i % 3 == 2, usageTotal < options.maxUsageBytes {
+                usageSamples.append(sample.bytes)
+                usageTotal += sample.bytes.count
+            } else {
+                coverSamples.append(sample)
+            }
+        }
+        var coverLimits = options.limits
+        coverLimits.maxTrainingBytes = min(options.limits.maxTrainingBytes, options.maxCoverBytes)
+        let coverBuffer = refines || buffer.bytes.count > coverLimits.maxTrainingBytes
+            ? TrainingBuffer(samples: coverSamples, limits: coverLimits) : buffer
+        let poolSize = refines ? options.targetSize * options.poolFactor : options.targetSize
+        let coverParameters = ZstdDictionaryBuilder.Parameters(k: min(2000, max(256, options.targetSize / 50)), d: 8)
+
         // Plan stages with rough single-core costs (seconds per MiB) measured on HTML.
         let mb = Double(buffer.bytes.count) / 1_048_576
         let coverMB = Double(coverBuffer.bytes.count) / 1_048_576
         let validationMB = Double(validationTotal) / 1_048_576
         let (fastD, fastSteps): (Int, Int) = switch options.effort {
         case .fast: (8, 4)
-        case .default: (0, 8)
+        case .default: (8, 1)
         case .max: (0, 40)
         }
         progress?.plan("fastCover", estimatedSeconds: 0.2 + mb * 0.012 * Double(fastSteps * (fastD == 0 ? 2 : 1)) + mb * 0.02)
         switch options.effort {
         case .fast: break
-        case .default: progress?.plan("cover", estimatedSeconds: 0.2 + coverMB * 0.5)
-        case .max: progress?.plan("cover", estimatedSeconds: 0.2 + coverMB * (0.8 + 8 * 0.25))
+        case .default: progress?.plan("cover", estimatedSeconds: 0.2 + coverMB * 0.35)
+        case .max: progress?.plan("cover", estimatedSeconds: 0.2 + coverMB * (0.35 + 8 * 0.25))
         }
-        let candidateCount = options.effort == .fast ? 2 : 3
+        if refines { progress?.plan("refine", estimatedSeconds: 0.1 + Double(usageTotal) / 1_048_576 * 0.1) }
+        let candidateCount = options.effort == .fast ? 2 : refines ? 4 : 3
         progress?.plan("choose", estimatedSeconds: 0.1 + validationMB * 0.4 * Double(candidateCount + 1))
 
         // Candidates.
         var built: [(method: String, detail: String, bytes: [UInt8], seconds: Double)] = []
         progress?.begin("fastCover")
         var clock = Date()
-        let optimized = try ZstdDictionaryBuilder.optimizeFastCover(
-            buffer, targetSize: options.targetSize, d: fastD, steps: fastSteps)
-        // The optimiser's dictionary was built on 75 % of the pieces; rebuild on all of them.
-        let fastContent = buffer.pieceCount >= 20
-            ? try ZstdDictionaryBuilder.fastCover(buffer, targetSize: options.targetSize, parameters: optimized.parameters)
-            : optimized.content
-        built.append(("fastcover", optimized.parameters.description, fastContent, Date().timeIntervalSince(clock)))
+        if options.effort == .default {
+            // One fastCover build at cover's parameters: a cheap fallback, the refined candidate is the bet.
+            var parameters = coverParameters
+            parameters.f = 20
+            let content = try ZstdDictionaryBuilder.fastCover(buffer, targetSize: options.targetSize, parameters: parameters)
+            built.append(("fastcover", parameters.description, content, Date().timeIntervalSince(clock)))
+        } else {
+            let optimized = try ZstdDictionaryBuilder.optimizeFastCover(
+                buffer, targetSize: options.targetSize, d: fastD, steps: fastSteps)
+            // The optimiser's dictionary was built on 75 % of the pieces; rebuild on all of them.
+            let fastContent = buffer.pieceCount >= 20
+                ? try ZstdDictionaryBuilder.fastCover(buffer, targetSize: options.targetSize, parameters: optimized.parameters)
+                : optimized.content
+            built.append(("fastcover", optimized.parameters.description, fastContent, Date().timeIntervalSince(clock)))
+        }
         progress?.end()
 
         let newest = split.training.max { a, b in
@@ -161,13 +198,29 @@ public enum DictionaryTrainer {
             if options.effort == .max {
                 let result = try ZstdDictionaryBuilder.optimizeCover(coverBuffer, targetSize: options.targetSize, d: 0, steps: 8)
                 built.append(("cover", result.parameters.description, result.content, Date().timeIntervalSince(clock)))
-            } else {
-                var parameters = optimized.parameters
-                parameters.f = nil
-                let content = try ZstdDictionaryBuilder.cover(coverBuffer, targetSize: options.targetSize, parameters: parameters)
-                built.append(("cover", parameters.description, content, Date().timeIntervalSince(clock)))
+                clock = Date()
+            }
+            // Cover places its first (best) segments last, so the pool's tail is a cover dictionary of
+            // the target size; the whole pool feeds the refinement.
+            // Too little input for a pool that big: fall back to a plain cover build (whose error is final).
+            let pool = try (poolSize > options.targetSize
+                ? try? ZstdDictionaryBuilder.cover(coverBuffer, targetSize: poolSize, parameters: coverParameters) : nil)
+                ?? ZstdDictionaryBuilder.cover(coverBuffer, targetSize: options.targetSize, parameters: coverParameters)
+            let coverSeconds = Date().timeIntervalSince(clock)
+            if options.effort == .default {
+                built.append(("cover", coverParameters.description, Array(pool.suffix(options.targetSize)), coverSeconds))
             }
             progress?.end()
+            if refines {
+                progress?.begin("refine")
+                clock = Date()
+                let usage = try DictionaryUsageRefiner.usage(of: pool, samples: usageSamples, level: options.usageLevel)
+                let refined = DictionaryUsageRefiner.select(pool: pool, usage: usage, targetSize: options.targetSize)
+                built.append((
+                    "cover-refined", "\(coverParameters) pool=\(pool.count) usage=\(usageSamples.count) samples",
+                    refined, coverSeconds + Date().timeIntervalSince(clock)))
+                progress?.end()
+            }
         }
 
         // Choose on the validation set.
