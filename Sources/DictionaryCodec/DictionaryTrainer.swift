@@ -5,12 +5,15 @@ import Foundation
 /// | effort | candidates |
 /// |---|---|
 /// | `fast` | fastCover (d = 8, 4 values of k: what `zstd --train` does) · newest sample |
-/// | `default` | fastCover (one build) · newest sample · cover (k = target/50 in 256…2000, d = 8) · cover-refined |
-/// | `max` | fastCover (d = 6 and 8, 40 values of k) · newest sample · cover optimised (d = 6 and 8, 8 values of k) · cover-refined |
+/// | `default` | newest sample · cover (k = target/50 in 256…2000, d = 8) · 3 × cover-refined |
+/// | `max` | fastCover (d = 6 and 8, 40 values of k) · newest sample · cover optimised (d = 6 and 8, 8 values of k) · 3 × cover-refined |
 ///
-/// `cover-refined` (when there are at least 15 training samples): cover builds a pool `poolFactor`
-/// times the target size from two thirds of the training samples; the other third votes on which pool
-/// bytes zstd actually uses (``DictionaryUsageRefiner``), and the most used segments make the dictionary.
+/// `cover-refined` (when there are at least 15 training samples): for each third of the training
+/// samples (by name order), cover (same k and d) builds a pool `poolFactor` times the target size;
+/// every training sample votes on which pool bytes zstd actually uses (``DictionaryUsageRefiner``),
+/// and the most used segments make the dictionary. The three variants run side by side; the
+/// validation set picks. `cover` is the first pool's last target-size bytes (cover's own choice).
+/// With fewer training samples, `default` builds fastCover and cover at the target size instead.
 public enum TrainingEffort: String, Sendable, CaseIterable {
     case fast
     case `default`
@@ -39,7 +42,7 @@ public struct DictionaryTrainingOptions: Sendable {
     /// The refined candidate cuts the dictionary out of a cover pool this many times the target size.
     public var poolFactor = 3
     /// At most this many bytes of training samples vote on which pool bytes are used.
-    public var maxUsageBytes = 16 << 20
+    public var maxUsageBytes = 64 << 20
     /// dcz level the usage votes are measured at (a fast proxy for the levels served).
     public var usageLevel = 9
     public var limits = TrainingSampleLimits()
@@ -101,25 +104,25 @@ public enum DictionaryTrainer {
         }
         let validation = validationSamples
 
-        // Usage samples for the refined candidate: every third training sample (by name order), kept out
-        // of cover's input so the votes come from pages the pool was not cut from.
+        // Refined candidates (see ``TrainingEffort``): one per third of the training samples (by name
+        // order), each a cover pool cut down by the votes of every training sample; validation picks.
         let refines = options.effort != .fast && split.training.count >= 15
-        var coverSamples: [TrainingSample] = []
+        let variants = refines ? 3 : 0
         var usageSamples: [[UInt8]] = []
         var usageTotal = 0
-        for (i, sample) in split.training.enumerated() {
-            if refines, i % 3 == 2, usageTotal < options.maxUsageBytes {
-                usageSamples.append(sample.bytes)
-                usageTotal += sample.bytes.count
-            } else {
-                coverSamples.append(sample)
-            }
+        for sample in split.training where refines && usageTotal < options.maxUsageBytes {
+            usageSamples.append(sample.bytes)
+            usageTotal += sample.bytes.count
         }
+        let votingSamples = usageSamples
         var coverLimits = options.limits
         coverLimits.maxTrainingBytes = min(options.limits.maxTrainingBytes, options.maxCoverBytes)
-        let coverBuffer = refines || buffer.bytes.count > coverLimits.maxTrainingBytes
-            ? TrainingBuffer(samples: coverSamples, limits: coverLimits) : buffer
-        let poolSize = refines ? options.targetSize * options.poolFactor : options.targetSize
+        let coverBuffer = buffer.bytes.count > coverLimits.maxTrainingBytes
+            ? TrainingBuffer(samples: split.training, limits: coverLimits) : buffer
+        let variantBuffers = (0..<variants).map { variant in
+            TrainingBuffer(samples: split.training.enumerated().filter { $0.offset % variants == variant }.map(\.element),
+                           limits: coverLimits)
+        }
         let coverParameters = ZstdDictionaryBuilder.Parameters(k: min(2000, max(256, options.targetSize / 50)), d: 8)
 
         // Plan stages with rough single-core costs (seconds per MiB) measured on HTML.
@@ -131,36 +134,42 @@ public enum DictionaryTrainer {
         case .default: (8, 1)
         case .max: (0, 40)
         }
-        progress?.plan("fastCover", estimatedSeconds: 0.2 + mb * 0.012 * Double(fastSteps * (fastD == 0 ? 2 : 1)) + mb * 0.02)
+        let fastCoverRuns = options.effort != .default || !refines
+        if fastCoverRuns {
+            progress?.plan("fastCover", estimatedSeconds: 0.2 + mb * 0.012 * Double(fastSteps * (fastD == 0 ? 2 : 1)) + mb * 0.02)
+        }
         switch options.effort {
         case .fast: break
         case .default: progress?.plan("cover", estimatedSeconds: 0.2 + coverMB * 0.35)
         case .max: progress?.plan("cover", estimatedSeconds: 0.2 + coverMB * (0.35 + 8 * 0.25))
         }
-        if refines { progress?.plan("refine", estimatedSeconds: 0.1 + Double(usageTotal) / 1_048_576 * 0.1) }
-        let candidateCount = options.effort == .fast ? 2 : refines ? 4 : 3
-        progress?.plan("choose", estimatedSeconds: 0.1 + validationMB * 0.4 * Double(candidateCount + 1))
+        if refines {
+            progress?.plan("refine", estimatedSeconds: 0.1 + (coverMB * 0.2 + Double(usageTotal) / 1_048_576 * 0.06 + validationMB * 0.4) * 1.5)
+        }
+        progress?.plan("choose", estimatedSeconds: 0.1 + validationMB * 0.4 * 2)
 
         // Candidates.
         var built: [(method: String, detail: String, bytes: [UInt8], seconds: Double)] = []
-        progress?.begin("fastCover")
         var clock = Date()
-        if options.effort == .default {
-            // One fastCover build at cover's parameters: a cheap fallback, the refined candidate is the bet.
-            var parameters = coverParameters
-            parameters.f = 20
-            let content = try ZstdDictionaryBuilder.fastCover(buffer, targetSize: options.targetSize, parameters: parameters)
-            built.append(("fastcover", parameters.description, content, Date().timeIntervalSince(clock)))
-        } else {
-            let optimized = try ZstdDictionaryBuilder.optimizeFastCover(
-                buffer, targetSize: options.targetSize, d: fastD, steps: fastSteps)
-            // The optimiser's dictionary was built on 75 % of the pieces; rebuild on all of them.
-            let fastContent = buffer.pieceCount >= 20
-                ? try ZstdDictionaryBuilder.fastCover(buffer, targetSize: options.targetSize, parameters: optimized.parameters)
-                : optimized.content
-            built.append(("fastcover", optimized.parameters.description, fastContent, Date().timeIntervalSince(clock)))
+        if fastCoverRuns {
+            progress?.begin("fastCover")
+            if options.effort == .default {
+                // Too few samples to refine: one fastCover build at cover's parameters as the fallback.
+                var parameters = coverParameters
+                parameters.f = 20
+                let content = try ZstdDictionaryBuilder.fastCover(buffer, targetSize: options.targetSize, parameters: parameters)
+                built.append(("fastcover", parameters.description, content, Date().timeIntervalSince(clock)))
+            } else {
+                let optimized = try ZstdDictionaryBuilder.optimizeFastCover(
+                    buffer, targetSize: options.targetSize, d: fastD, steps: fastSteps)
+                // The optimiser's dictionary was built on 75 % of the pieces; rebuild on all of them.
+                let fastContent = buffer.pieceCount >= 20
+                    ? try ZstdDictionaryBuilder.fastCover(buffer, targetSize: options.targetSize, parameters: optimized.parameters)
+                    : optimized.content
+                built.append(("fastcover", optimized.parameters.description, fastContent, Date().timeIntervalSince(clock)))
+            }
+            progress?.end()
         }
-        progress?.end()
 
         let newest = split.training.max { a, b in
             let (ta, tb) = (a.modified ?? .distantPast, b.modified ?? .distantPast)
@@ -192,33 +201,57 @@ public enum DictionaryTrainer {
             }
         }
 
+        var lateScores: [Int?] = []
         if options.effort != .fast {
             progress?.begin("cover")
             clock = Date()
             if options.effort == .max {
                 let result = try ZstdDictionaryBuilder.optimizeCover(coverBuffer, targetSize: options.targetSize, d: 0, steps: 8)
                 built.append(("cover", result.parameters.description, result.content, Date().timeIntervalSince(clock)))
-                clock = Date()
-            }
-            // Cover places its first (best) segments last, so the pool's tail is a cover dictionary of
-            // the target size; the whole pool feeds the refinement.
-            // Too little input for a pool that big: fall back to a plain cover build (whose error is final).
-            let pool = try (poolSize > options.targetSize
-                ? try? ZstdDictionaryBuilder.cover(coverBuffer, targetSize: poolSize, parameters: coverParameters) : nil)
-                ?? ZstdDictionaryBuilder.cover(coverBuffer, targetSize: options.targetSize, parameters: coverParameters)
-            let coverSeconds = Date().timeIntervalSince(clock)
-            if options.effort == .default {
-                built.append(("cover", coverParameters.description, Array(pool.suffix(options.targetSize)), coverSeconds))
+                lateScores.append(nil)
+            } else if !refines {
+                let content = try ZstdDictionaryBuilder.cover(coverBuffer, targetSize: options.targetSize, parameters: coverParameters)
+                built.append(("cover", coverParameters.description, content, Date().timeIntervalSince(clock)))
+                lateScores.append(nil)
             }
             progress?.end()
             if refines {
                 progress?.begin("refine")
-                clock = Date()
-                let usage = try DictionaryUsageRefiner.usage(of: pool, samples: usageSamples, level: options.usageLevel)
-                let refined = DictionaryUsageRefiner.select(pool: pool, usage: usage, targetSize: options.targetSize)
-                built.append((
-                    "cover-refined", "\(coverParameters) pool=\(pool.count) usage=\(usageSamples.count) samples",
-                    refined, coverSeconds + Date().timeIntervalSince(clock)))
+                // The variants are independent pure functions of their inputs: run them side by side.
+                let poolSize = options.targetSize * options.poolFactor
+                let (targetSize, usageLevel) = (options.targetSize, options.usageLevel)
+                let results = RefinedSlots(count: variants)
+                DispatchQueue.concurrentPerform(iterations: variants) { variant in
+                    results.set(variant, Result(catching: { () throws -> RefinedVariant in
+                        let started = Date()
+                        let input = variantBuffers[variant]
+                        // Too little input for a pool that big: fall back to a target-size pool.
+                        let pool = try (try? ZstdDictionaryBuilder.cover(input, targetSize: poolSize, parameters: coverParameters))
+                            ?? ZstdDictionaryBuilder.cover(input, targetSize: targetSize, parameters: coverParameters)
+                        let coverSeconds = Date().timeIntervalSince(started)
+                        let usage = try DictionaryUsageRefiner.usage(of: pool, samples: votingSamples, level: usageLevel)
+                        let refined = DictionaryUsageRefiner.select(pool: pool, usage: usage, targetSize: targetSize)
+                        let refinedSeconds = Date().timeIntervalSince(started)
+                        let tail = variant == 0 ? Array(pool.suffix(targetSize)) : nil
+                        return RefinedVariant(
+                            pool: pool.count, coverTail: tail, coverSeconds: coverSeconds, refined: refined,
+                            refinedSeconds: refinedSeconds, refinedScore: try score(refined),
+                            coverTailScore: try tail.map { try score($0) })
+                    }))
+                    progress?.advance(to: results.completedFraction)
+                }
+                for variant in 0..<variants {
+                    let result = try results.get(variant)
+                    if let tail = result.coverTail {
+                        built.append(("cover", "\(coverParameters) samples 1/\(variants)", tail, result.coverSeconds))
+                        lateScores.append(result.coverTailScore)
+                    }
+                    built.append((
+                        "cover-refined",
+                        "\(coverParameters) pool=\(result.pool) from samples \(variant + 1)/\(variants), votes from \(votingSamples.count)",
+                        result.refined, result.refinedSeconds))
+                    lateScores.append(result.refinedScore)
+                }
                 progress?.end()
             }
         }
@@ -226,7 +259,9 @@ public enum DictionaryTrainer {
         // Choose on the validation set.
         progress?.begin("choose")
         var scores: [Int] = []
-        for candidate in built.dropFirst(early.count - 1) { scores.append(try score(candidate.bytes)) }
+        for (candidate, known) in zip(built.dropFirst(early.count - 1), lateScores) {
+            scores.append(try known ?? score(candidate.bytes))
+        }
         group.wait()
         let plain = try earlyScores.get(early.count - 1)
         scores = try (0..<(early.count - 1)).map { try earlyScores.get($0) } + scores
@@ -243,5 +278,33 @@ public enum DictionaryTrainer {
             dictionary: best.bytes, chosen: best, candidates: candidates, split: split,
             trainingBuffer: (buffer.pieceCount, buffer.bytes.count, buffer.splitSamples, buffer.capped),
             validationBytesWithoutDictionary: plain)
+    }
+}
+
+/// What one refined variant produced (see ``DictionaryTrainer``).
+private struct RefinedVariant: Sendable {
+    let pool: Int
+    /// The pool's last target-size bytes (a plain cover dictionary), for the first variant only.
+    let coverTail: [UInt8]?
+    let coverSeconds: Double
+    let refined: [UInt8]
+    let refinedSeconds: Double
+    let refinedScore: Int
+    let coverTailScore: Int?
+}
+
+/// Lock-protected result slots filled by concurrent refinement tasks.
+private final class RefinedSlots: @unchecked Sendable {
+    private let lock = NSLock()
+    private var slots: [Result<RefinedVariant, any Error>?]
+
+    init(count: Int) { slots = Array(repeating: nil, count: count) }
+
+    func set(_ i: Int, _ value: Result<RefinedVariant, any Error>) { lock.withLock { slots[i] = value } }
+
+    func get(_ i: Int) throws -> RefinedVariant { try lock.withLock { slots[i]! }.get() }
+
+    var completedFraction: Double {
+        lock.withLock { Double(slots.count { $0 != nil }) / Double(max(1, slots.count)) }
     }
 }

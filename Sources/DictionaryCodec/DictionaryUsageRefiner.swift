@@ -8,10 +8,10 @@ import CZstd
 ///    (one vote per sample, so one page repeating a string cannot outvote the site).
 /// 2. ``select(pool:usage:targetSize:gap:)``: find the highest vote threshold whose segments (runs of
 ///    bytes at or above it, bridging gaps of up to `gap` bytes) still fill `targetSize`; keep the
-///    segments with the most votes per byte until the budget is full; lay them out in ascending order
-///    of total votes so the most used bytes end the dictionary, nearest the data, where offsets are
-///    cheapest for both zstd and brotli. Leftover budget is filled with unselected pool bytes (pool
-///    order, from its end) placed first.
+///    segments with the most votes per byte until the budget is full; lay them out in pool order
+///    (cover puts its best segments last, nearest the data, where offsets are cheapest for zstd and
+///    brotli; measured slightly better than ordering by votes). Leftover budget is filled with
+///    unselected pool bytes (pool order, from its end) placed first.
 ///
 /// Stateless, deterministic (same inputs → same bytes) and thread-safe; inputs are only read.
 public enum DictionaryUsageRefiner {
@@ -60,7 +60,7 @@ public enum DictionaryUsageRefiner {
 
     /// A dictionary of at most `targetSize` bytes made of the pool's most used segments (see the type's
     /// documentation). Returns the pool unchanged when it already fits.
-    public static func select(pool: [UInt8], usage: [UInt32], targetSize: Int, gap: Int = 32) -> [UInt8] {
+    public static func select(pool: [UInt8], usage: [UInt32], targetSize: Int, gap: Int = 16) -> [UInt8] {
         precondition(usage.count == pool.count, "one usage count per pool byte")
         guard pool.count > targetSize else { return pool }
         var threshold: UInt32 = 1
@@ -79,7 +79,7 @@ public enum DictionaryUsageRefiner {
             chosen.append(segment)
             total += segment.range.count
         }
-        chosen.sort { $0.votes != $1.votes ? $0.votes < $1.votes : $0.range.lowerBound < $1.range.lowerBound }
+        chosen.sort { $0.range.lowerBound < $1.range.lowerBound }
 
         // Fill what is left with unselected pool bytes, taken from the pool's end (cover's best).
         var taken = [Bool](repeating: false, count: pool.count)
