@@ -70,8 +70,8 @@ private func samples(_ count: Int, seed: UInt64 = 1) -> [TrainingSample] {
         #expect(first.dictionary == second.dictionary)
         #expect(first.dictionary.count <= 4096 && first.dictionary.count > 0)
         #expect(!ZstdDictionaryBuilder.hasZstdDictionaryMagic(first.dictionary))
-        // default effort with enough samples: newest sample, cover, three refined variants.
-        #expect(first.candidates.map(\.method) == ["newest-sample", "cover", "cover-refined", "cover-refined", "cover-refined"])
+        // default effort with enough samples: newest sample and three refined variants.
+        #expect(first.candidates.map(\.method) == ["newest-sample", "cover-refined", "cover-refined", "cover-refined"])
         #expect(first.chosen.validationBytes == first.candidates.map(\.validationBytes).min())
 
         let evaluation = try DictionaryEvaluation.evaluate(dictionary: first.dictionary, samples: first.split.heldOut.map(\.bytes))
