@@ -5,8 +5,15 @@ import Foundation
 /// | effort | candidates |
 /// |---|---|
 /// | `fast` | fastCover (d = 8, 4 values of k: what `zstd --train` does) · newest sample |
-/// | `default` | fastCover (d = 6 and 8, 8 values of k) · cover at fastCover's k and d · newest sample |
-/// | `max` | fastCover (d = 6 and 8, 40 values of k) · cover optimised (d = 6 and 8, 8 values of k) · newest sample |
+/// | `default` | newest sample · 3 × cover-refined (cover k = target/50 in 256…2000, d = 8) |
+/// | `max` | fastCover (d = 6 and 8, 40 values of k) · newest sample · cover optimised (d = 6 and 8, 8 values of k) · 3 × cover-refined |
+///
+/// `cover-refined` (when there are at least 15 training samples): for each third of the training
+/// samples (by name order), cover (same k and d) builds a pool `poolFactor` times the target size;
+/// every other training sample votes on which pool bytes zstd actually uses (``DictionaryUsageRefiner``),
+/// and the most used segments make the dictionary. The three variants run side by side; the
+/// validation set picks (a plain cover dictionary scored ~2–3 % worse on HTML, so it is not built).
+/// With fewer training samples, `default` builds fastCover and cover at the target size instead.
 public enum TrainingEffort: String, Sendable, CaseIterable {
     case fast
     case `default`
@@ -26,12 +33,20 @@ public struct DictionaryTrainingOptions: Sendable {
     /// Fraction of samples held out for the final report.
     public var heldOutFraction = 0.2
     public var effort = TrainingEffort.default
-    /// dcz level the candidates are compared at on the validation set.
-    public var selectionLevel = 19
+    /// dcz level the candidates are compared at on the validation set: a fast proxy (level 9 ranked
+    /// the candidates on HTML as level 19 does, at a fraction of the time); the report's held-out
+    /// numbers are always at the served levels.
+    public var selectionLevel = 9
     /// At most this many validation bytes are compressed per candidate (samples in split order).
     public var maxValidationBytes = 4 << 20
     /// At most this many training bytes go to the (memory-hungry) cover builder.
     public var maxCoverBytes = 64 << 20
+    /// The refined candidate cuts the dictionary out of a cover pool this many times the target size.
+    public var poolFactor = 3
+    /// At most this many bytes of training samples (every other one) vote on which pool bytes are used.
+    public var maxUsageBytes = 32 << 20
+    /// dcz level the usage votes are measured at (a fast proxy for the levels served).
+    public var usageLevel = 9
     public var limits = TrainingSampleLimits()
 
     public init() {}
@@ -39,7 +54,7 @@ public struct DictionaryTrainingOptions: Sendable {
 
 /// One dictionary the trainer considered.
 public struct TrainingCandidate: Sendable {
-    /// `fastcover`, `cover` or `newest-sample`.
+    /// `fastcover`, `cover`, `cover-refined` or `newest-sample`.
     public let method: String
     /// Parameters or the sample's name.
     public let detail: String
@@ -48,6 +63,10 @@ public struct TrainingCandidate: Sendable {
     public let validationBytes: Int
     /// Seconds spent building it.
     public let seconds: Double
+
+    /// True when `other` is this candidate (same method and parameters; several candidates may share
+    /// a method).
+    public func isSame(as other: TrainingCandidate) -> Bool { method == other.method && detail == other.detail }
 }
 
 /// What training produced: the chosen raw dictionary, every candidate and the split used.
@@ -59,14 +78,17 @@ public struct TrainingResult: Sendable {
     public let trainingBuffer: (pieces: Int, bytes: Int, splitSamples: Int, capped: Bool)
     /// dcz bytes of the validation samples with no dictionary at all (plain zstd at the selection level).
     public let validationBytesWithoutDictionary: Int
+    /// The zstd level the validation bytes were measured at (``DictionaryTrainingOptions/selectionLevel``).
+    public let selectionLevel: Int
 }
 
 /// Builds a raw RFC 9842 dictionary from sample responses.
 ///
 /// Pipeline: split the samples (``TrainingSplit``); build candidates from the training set with
-/// ZDICT (``ZstdDictionaryBuilder``) plus the newest sample itself; compress the validation set with
-/// each candidate through ``DCZ`` at `selectionLevel`; keep the smallest (ties: earlier candidate,
-/// in the order fastcover, newest-sample, cover). Scoring of the first candidates runs on a second
+/// ZDICT (``ZstdDictionaryBuilder``), refined by measured use (``DictionaryUsageRefiner``), plus the
+/// newest sample itself (see ``TrainingEffort``); compress the validation set with each candidate
+/// through ``DCZ`` at `selectionLevel`; keep the smallest (ties: earlier candidate, in the order
+/// fastcover, newest-sample, cover, cover-refined). Scoring of the first candidates runs on a second
 /// thread while cover builds; ZDICT itself always runs single-threaded.
 /// The held-out set is not touched: ``DictionaryEvaluation`` reports on it.
 ///
@@ -82,10 +104,6 @@ public enum DictionaryTrainer {
         let split = try TrainingSplit(
             samples: samples, heldOutFraction: options.heldOutFraction, seed: options.seed, limits: options.limits)
         let buffer = TrainingBuffer(samples: split.training, limits: options.limits)
-        var coverLimits = options.limits
-        coverLimits.maxTrainingBytes = min(options.limits.maxTrainingBytes, options.maxCoverBytes)
-        let coverBuffer = buffer.bytes.count > coverLimits.maxTrainingBytes
-            ? TrainingBuffer(samples: split.training, limits: coverLimits) : buffer
         var validationSamples: [[UInt8]] = []
         var validationTotal = 0
         for sample in split.validation where validationTotal < options.maxValidationBytes {
@@ -94,36 +112,73 @@ public enum DictionaryTrainer {
         }
         let validation = validationSamples
 
+        // Refined candidates (see ``TrainingEffort``): one per third of the training samples (by name
+        // order), each a cover pool cut down by the votes of every other training sample (voting with
+        // all of them measured no better on HTML, at twice the time); validation picks.
+        let refines = options.effort != .fast && split.training.count >= 15
+        let variants = refines ? 3 : 0
+        var usageSamples: [[UInt8]] = []
+        var usageTotal = 0
+        for (i, sample) in split.training.enumerated() where refines && i % 2 == 0 && usageTotal < options.maxUsageBytes {
+            usageSamples.append(sample.bytes)
+            usageTotal += sample.bytes.count
+        }
+        let votingSamples = usageSamples
+        var coverLimits = options.limits
+        coverLimits.maxTrainingBytes = min(options.limits.maxTrainingBytes, options.maxCoverBytes)
+        let coverBuffer = buffer.bytes.count > coverLimits.maxTrainingBytes
+            ? TrainingBuffer(samples: split.training, limits: coverLimits) : buffer
+        let variantBuffers = (0..<variants).map { variant in
+            TrainingBuffer(samples: split.training.enumerated().filter { $0.offset % variants == variant }.map(\.element),
+                           limits: coverLimits)
+        }
+        let coverParameters = ZstdDictionaryBuilder.Parameters(k: min(2000, max(256, options.targetSize / 50)), d: 8)
+
         // Plan stages with rough single-core costs (seconds per MiB) measured on HTML.
         let mb = Double(buffer.bytes.count) / 1_048_576
         let coverMB = Double(coverBuffer.bytes.count) / 1_048_576
         let validationMB = Double(validationTotal) / 1_048_576
         let (fastD, fastSteps): (Int, Int) = switch options.effort {
         case .fast: (8, 4)
-        case .default: (0, 8)
+        case .default: (8, 1)
         case .max: (0, 40)
         }
-        progress?.plan("fastCover", estimatedSeconds: 0.2 + mb * 0.012 * Double(fastSteps * (fastD == 0 ? 2 : 1)) + mb * 0.02)
+        let fastCoverRuns = options.effort != .default || !refines
+        if fastCoverRuns {
+            progress?.plan("fastCover", estimatedSeconds: 0.2 + mb * 0.012 * Double(fastSteps * (fastD == 0 ? 2 : 1)) + mb * 0.02)
+        }
         switch options.effort {
         case .fast: break
-        case .default: progress?.plan("cover", estimatedSeconds: 0.2 + coverMB * 0.5)
-        case .max: progress?.plan("cover", estimatedSeconds: 0.2 + coverMB * (0.8 + 8 * 0.25))
+        case .default: progress?.plan("cover", estimatedSeconds: 0.2 + coverMB * 0.35)
+        case .max: progress?.plan("cover", estimatedSeconds: 0.2 + coverMB * (0.35 + 8 * 0.25))
         }
-        let candidateCount = options.effort == .fast ? 2 : 3
-        progress?.plan("choose", estimatedSeconds: 0.1 + validationMB * 0.4 * Double(candidateCount + 1))
+        if refines {
+            progress?.plan("refine", estimatedSeconds: 0.1 + (coverMB * 0.2 + Double(usageTotal) / 1_048_576 * 0.06 + validationMB * 0.4) * 1.5)
+        }
+        progress?.plan("choose", estimatedSeconds: 0.1 + validationMB * 0.4 * 2)
 
         // Candidates.
         var built: [(method: String, detail: String, bytes: [UInt8], seconds: Double)] = []
-        progress?.begin("fastCover")
         var clock = Date()
-        let optimized = try ZstdDictionaryBuilder.optimizeFastCover(
-            buffer, targetSize: options.targetSize, d: fastD, steps: fastSteps)
-        // The optimiser's dictionary was built on 75 % of the pieces; rebuild on all of them.
-        let fastContent = buffer.pieceCount >= 20
-            ? try ZstdDictionaryBuilder.fastCover(buffer, targetSize: options.targetSize, parameters: optimized.parameters)
-            : optimized.content
-        built.append(("fastcover", optimized.parameters.description, fastContent, Date().timeIntervalSince(clock)))
-        progress?.end()
+        if fastCoverRuns {
+            progress?.begin("fastCover")
+            if options.effort == .default {
+                // Too few samples to refine: one fastCover build at cover's parameters as the fallback.
+                var parameters = coverParameters
+                parameters.f = 20
+                let content = try ZstdDictionaryBuilder.fastCover(buffer, targetSize: options.targetSize, parameters: parameters)
+                built.append(("fastcover", parameters.description, content, Date().timeIntervalSince(clock)))
+            } else {
+                let optimized = try ZstdDictionaryBuilder.optimizeFastCover(
+                    buffer, targetSize: options.targetSize, d: fastD, steps: fastSteps)
+                // The optimiser's dictionary was built on 75 % of the pieces; rebuild on all of them.
+                let fastContent = buffer.pieceCount >= 20
+                    ? try ZstdDictionaryBuilder.fastCover(buffer, targetSize: options.targetSize, parameters: optimized.parameters)
+                    : optimized.content
+                built.append(("fastcover", optimized.parameters.description, fastContent, Date().timeIntervalSince(clock)))
+            }
+            progress?.end()
+        }
 
         let newest = split.training.max { a, b in
             let (ta, tb) = (a.modified ?? .distantPast, b.modified ?? .distantPast)
@@ -155,25 +210,60 @@ public enum DictionaryTrainer {
             }
         }
 
+        var lateScores: [Int?] = []
         if options.effort != .fast {
             progress?.begin("cover")
             clock = Date()
             if options.effort == .max {
                 let result = try ZstdDictionaryBuilder.optimizeCover(coverBuffer, targetSize: options.targetSize, d: 0, steps: 8)
                 built.append(("cover", result.parameters.description, result.content, Date().timeIntervalSince(clock)))
-            } else {
-                var parameters = optimized.parameters
-                parameters.f = nil
-                let content = try ZstdDictionaryBuilder.cover(coverBuffer, targetSize: options.targetSize, parameters: parameters)
-                built.append(("cover", parameters.description, content, Date().timeIntervalSince(clock)))
+                lateScores.append(nil)
+            } else if !refines {
+                let content = try ZstdDictionaryBuilder.cover(coverBuffer, targetSize: options.targetSize, parameters: coverParameters)
+                built.append(("cover", coverParameters.description, content, Date().timeIntervalSince(clock)))
+                lateScores.append(nil)
             }
             progress?.end()
+            if refines {
+                progress?.begin("refine")
+                // The variants are independent pure functions of their inputs: run them side by side.
+                let poolSize = options.targetSize * options.poolFactor
+                let (targetSize, usageLevel) = (options.targetSize, options.usageLevel)
+                let results = RefinedSlots(count: variants)
+                DispatchQueue.concurrentPerform(iterations: variants) { variant in
+                    results.set(variant, Result(catching: { () throws -> RefinedVariant in
+                        let started = Date()
+                        let input = variantBuffers[variant]
+                        // Too little input for a pool that big: fall back to a target-size pool.
+                        let pool = try (try? ZstdDictionaryBuilder.cover(input, targetSize: poolSize, parameters: coverParameters))
+                            ?? ZstdDictionaryBuilder.cover(input, targetSize: targetSize, parameters: coverParameters)
+                        let usage = try DictionaryUsageRefiner.usage(of: pool, samples: votingSamples, level: usageLevel)
+                        let refined = DictionaryUsageRefiner.select(pool: pool, usage: usage, targetSize: targetSize)
+                        let refinedSeconds = Date().timeIntervalSince(started)
+                        return RefinedVariant(
+                            pool: pool.count, refined: refined,
+                            refinedSeconds: refinedSeconds, refinedScore: try score(refined))
+                    }))
+                    progress?.advance(to: results.completedFraction)
+                }
+                for variant in 0..<variants {
+                    let result = try results.get(variant)
+                    built.append((
+                        "cover-refined",
+                        "\(coverParameters) pool=\(result.pool) from samples \(variant + 1)/\(variants), votes from \(votingSamples.count)",
+                        result.refined, result.refinedSeconds))
+                    lateScores.append(result.refinedScore)
+                }
+                progress?.end()
+            }
         }
 
         // Choose on the validation set.
         progress?.begin("choose")
         var scores: [Int] = []
-        for candidate in built.dropFirst(early.count - 1) { scores.append(try score(candidate.bytes)) }
+        for (candidate, known) in zip(built.dropFirst(early.count - 1), lateScores) {
+            scores.append(try known ?? score(candidate.bytes))
+        }
         group.wait()
         let plain = try earlyScores.get(early.count - 1)
         scores = try (0..<(early.count - 1)).map { try earlyScores.get($0) } + scores
@@ -189,6 +279,30 @@ public enum DictionaryTrainer {
         return TrainingResult(
             dictionary: best.bytes, chosen: best, candidates: candidates, split: split,
             trainingBuffer: (buffer.pieceCount, buffer.bytes.count, buffer.splitSamples, buffer.capped),
-            validationBytesWithoutDictionary: plain)
+            validationBytesWithoutDictionary: plain, selectionLevel: options.selectionLevel)
+    }
+}
+
+/// What one refined variant produced (see ``DictionaryTrainer``).
+private struct RefinedVariant: Sendable {
+    let pool: Int
+    let refined: [UInt8]
+    let refinedSeconds: Double
+    let refinedScore: Int
+}
+
+/// Lock-protected result slots filled by concurrent refinement tasks.
+private final class RefinedSlots: @unchecked Sendable {
+    private let lock = NSLock()
+    private var slots: [Result<RefinedVariant, any Error>?]
+
+    init(count: Int) { slots = Array(repeating: nil, count: count) }
+
+    func set(_ i: Int, _ value: Result<RefinedVariant, any Error>) { lock.withLock { slots[i] = value } }
+
+    func get(_ i: Int) throws -> RefinedVariant { try lock.withLock { slots[i]! }.get() }
+
+    var completedFraction: Double {
+        lock.withLock { Double(slots.count { $0 != nil }) / Double(max(1, slots.count)) }
     }
 }

@@ -1,4 +1,5 @@
 import CZstd
+import Foundation
 
 /// Thin, checked wrappers around libzstd's dictionary builder (ZDICT cover / fastCover) that return
 /// **raw content** — the bytes RFC 9842 ships — never a zstd-format dictionary.
@@ -10,10 +11,16 @@ import CZstd
 /// segments last, nearest the data, where offsets are cheapest).
 ///
 /// Every call runs single-threaded (`nbThreads = 1`) with notifications off, so the same input and
-/// parameters always give the same bytes. Stateless and thread-safe; inputs are only read.
+/// parameters always give the same bytes. Thread-safe; inputs are only read. Cover builds are
+/// serialised process-wide: libzstd before 1.5.6 sorts with `qsort` and a global context
+/// (`g_coverCtx`), so two concurrent cover builds corrupt each other's sort (measured: different
+/// dictionaries run to run). fastCover has no such global and runs concurrently.
 public enum ZstdDictionaryBuilder {
     /// Room asked for beyond the target so the zstd header does not eat into the content.
     static let headerSlack = 2048
+
+    /// Held around every ZDICT cover call (see the type's documentation).
+    private static let coverLock = NSLock()
 
     /// The parameters a cover/fastCover build used (after optimisation, the ones it chose).
     public struct Parameters: Sendable, Hashable, CustomStringConvertible {
@@ -73,7 +80,7 @@ public enum ZstdDictionaryBuilder {
         params.nbThreads = 1
         params.splitPoint = 1.0
         return try build(input, targetSize: targetSize) { out, cap, samples, sizes, count in
-            ZDICT_trainFromBuffer_cover(out, cap, samples, sizes, count, params)
+            coverLock.withLock { ZDICT_trainFromBuffer_cover(out, cap, samples, sizes, count, params) }
         }
     }
 
@@ -88,7 +95,7 @@ public enum ZstdDictionaryBuilder {
         params.nbThreads = 1
         params.splitPoint = 1.0
         let content = try build(input, targetSize: targetSize) { out, cap, samples, sizes, count in
-            ZDICT_optimizeTrainFromBuffer_cover(out, cap, samples, sizes, count, &params)
+            coverLock.withLock { ZDICT_optimizeTrainFromBuffer_cover(out, cap, samples, sizes, count, &params) }
         }
         return (content, Parameters(k: Int(params.k), d: Int(params.d), f: nil))
     }

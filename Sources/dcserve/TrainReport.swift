@@ -42,9 +42,9 @@ struct TrainReport {
             + (truncated.isEmpty ? "" : "; \(truncated.count) truncated to 32 MiB")
             + "; \(result.trainingBuffer.pieces) training pieces (\(result.trainingBuffer.splitSamples) samples split at 128 KiB)")
         lines.append("")
-        lines.append("candidates (validation, dcz-19 bytes; no dictionary: \(result.validationBytesWithoutDictionary))")
+        lines.append("candidates (validation, dcz-\(result.selectionLevel) bytes; no dictionary: \(result.validationBytesWithoutDictionary))")
         for c in result.candidates {
-            let mark = c.method == result.chosen.method ? "*" : " "
+            let mark = c.isSame(as: result.chosen) ? "*" : " "
             lines.append(" \(mark) \(pad(c.method, 14)) \(pad(String(c.validationBytes), 10, right: true))  \(c.detail)")
         }
         lines.append("")
@@ -84,9 +84,10 @@ struct TrainReport {
             ],
             "candidates": result.candidates.map {
                 ["method": $0.method, "parameters": $0.detail, "bytes": $0.bytes.count, "validationBytes": $0.validationBytes,
-                 "seconds": $0.seconds, "chosen": $0.method == result.chosen.method] as [String: Any]
+                 "seconds": $0.seconds, "chosen": $0.isSame(as: result.chosen)] as [String: Any]
             },
             "validationBytesWithoutDictionary": result.validationBytesWithoutDictionary,
+            "selectionLevel": result.selectionLevel,
             "evaluation": [
                 "responses": evaluation.responses, "identityBytes": evaluation.identityBytes,
                 "codings": evaluation.measurements.map {

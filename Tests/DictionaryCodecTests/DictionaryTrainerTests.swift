@@ -70,7 +70,8 @@ private func samples(_ count: Int, seed: UInt64 = 1) -> [TrainingSample] {
         #expect(first.dictionary == second.dictionary)
         #expect(first.dictionary.count <= 4096 && first.dictionary.count > 0)
         #expect(!ZstdDictionaryBuilder.hasZstdDictionaryMagic(first.dictionary))
-        #expect(first.candidates.count == 3)
+        // default effort with enough samples: newest sample and three refined variants.
+        #expect(first.candidates.map(\.method) == ["newest-sample", "cover-refined", "cover-refined", "cover-refined"])
         #expect(first.chosen.validationBytes == first.candidates.map(\.validationBytes).min())
 
         let evaluation = try DictionaryEvaluation.evaluate(dictionary: first.dictionary, samples: first.split.heldOut.map(\.bytes))
@@ -84,6 +85,14 @@ private func samples(_ count: Int, seed: UInt64 = 1) -> [TrainingSample] {
             let body = try DCZ.encode(sample.bytes, dictionary: dictionary, level: 19)
             #expect(try DCZ.decode(body, dictionary: dictionary, maxOutput: 1 << 20) == sample.bytes)
         }
+    }
+
+    @Test func fewTrainingSamplesFallBackToFastCoverAndCover() throws {
+        var options = DictionaryTrainingOptions()
+        options.targetSize = 2048
+        let result = try DictionaryTrainer.train(samples: samples(20), options: options)
+        #expect(result.candidates.map(\.method) == ["fastcover", "newest-sample", "cover"])
+        #expect(!ZstdDictionaryBuilder.hasZstdDictionaryMagic(result.dictionary))
     }
 
     @Test func rawContentStripsTheZstdHeader() throws {

@@ -1,0 +1,117 @@
+import CZstd
+
+/// Cuts a dictionary of `targetSize` bytes out of a larger candidate pool by measuring which pool bytes
+/// zstd actually references when compressing real samples.
+///
+/// 1. ``usage(of:samples:level:)``: compress each sample with the pool as raw-content dictionary
+///    (`ZSTD_generateSequences`) and count, for every pool byte, in how many samples a match copied it
+///    (one vote per sample, so one page repeating a string cannot outvote the site).
+/// 2. ``select(pool:usage:targetSize:gap:)``: find the highest vote threshold whose segments (runs of
+///    bytes at or above it, bridging gaps of up to `gap` bytes) still fill `targetSize`; keep the
+///    segments with the most votes per byte until the budget is full; lay them out in pool order
+///    (cover puts its best segments last, nearest the data, where offsets are cheapest for zstd and
+///    brotli; measured slightly better than ordering by votes). Leftover budget is filled with
+///    unselected pool bytes (pool order, from its end) placed first.
+///
+/// Stateless, deterministic (same inputs → same bytes) and thread-safe; inputs are only read.
+public enum DictionaryUsageRefiner {
+    /// Per pool byte, the number of samples whose compression (at `level`, pool as raw-content
+    /// dictionary) copied that byte in a match.
+    public static func usage(of pool: [UInt8], samples: [[UInt8]], level: Int) throws(TrainingError) -> [UInt32] {
+        var votes = [UInt32](repeating: 0, count: pool.count)
+        guard !pool.isEmpty, let cctx = ZSTD_createCCtx() else { return votes }
+        defer { ZSTD_freeCCtx(cctx) }
+        var used = [Bool](repeating: false, count: pool.count)
+        let dictionarySize = pool.count
+        for sample in samples where !sample.isEmpty {
+            ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters)
+            ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, Int32(level))
+            let loaded = pool.withUnsafeBytes {
+                ZSTD_CCtx_loadDictionary_advanced(cctx, $0.baseAddress, $0.count, ZSTD_dlm_byCopy, ZSTD_dct_rawContent)
+            }
+            if ZSTD_isError(loaded) != 0 { throw .zdict(String(cString: ZSTD_getErrorName(loaded))) }
+            // A sequence holds at least a 3-byte match, plus one delimiter per block.
+            var sequences = [ZSTD_Sequence](
+                repeating: ZSTD_Sequence(), count: sample.count / 3 + sample.count / 1024 + 64)
+            let capacity = sequences.count
+            let count = sequences.withUnsafeMutableBufferPointer { out in
+                sample.withUnsafeBytes { ZSTD_generateSequences(cctx, out.baseAddress, capacity, $0.baseAddress, $0.count) }
+            }
+            if ZSTD_isError(count) != 0 { throw .zdict(String(cString: ZSTD_getErrorName(count))) }
+            for i in used.indices { used[i] = false }
+            var position = 0
+            for sequence in sequences.prefix(count) {
+                position += Int(sequence.litLength)
+                let length = Int(sequence.matchLength)
+                guard length > 0 else { continue }
+                let start = position - Int(sequence.offset)
+                // Bytes before the sample's start live in the dictionary, which ends at position 0.
+                if start < 0 {
+                    let from = max(0, dictionarySize + start)
+                    let to = min(dictionarySize, dictionarySize + start + length)
+                    if from < to { for j in from..<to { used[j] = true } }
+                }
+                position += length
+            }
+            for i in used.indices where used[i] { votes[i] += 1 }
+        }
+        return votes
+    }
+
+    /// A dictionary of at most `targetSize` bytes made of the pool's most used segments (see the type's
+    /// documentation). Returns the pool unchanged when it already fits.
+    public static func select(pool: [UInt8], usage: [UInt32], targetSize: Int, gap: Int = 16) -> [UInt8] {
+        precondition(usage.count == pool.count, "one usage count per pool byte")
+        guard pool.count > targetSize else { return pool }
+        var threshold: UInt32 = 1
+        while segments(usage: usage, threshold: threshold + 1, gap: gap).reduce(0, { $0 + $1.range.count }) >= targetSize {
+            threshold += 1
+        }
+        let all = segments(usage: usage, threshold: threshold, gap: gap)
+        // Most votes per byte first; ties by position.
+        let byDensity = all.sorted {
+            let (a, b) = (Double($0.votes) / Double($0.range.count), Double($1.votes) / Double($1.range.count))
+            return a != b ? a > b : $0.range.lowerBound < $1.range.lowerBound
+        }
+        var chosen: [(range: Range<Int>, votes: Int)] = []
+        var total = 0
+        for segment in byDensity where total + segment.range.count <= targetSize {
+            chosen.append(segment)
+            total += segment.range.count
+        }
+        chosen.sort { $0.range.lowerBound < $1.range.lowerBound }
+
+        // Fill what is left with unselected pool bytes, taken from the pool's end (cover's best).
+        var taken = [Bool](repeating: false, count: pool.count)
+        for segment in chosen { for i in segment.range { taken[i] = true } }
+        var filler: [UInt8] = []
+        var i = pool.count - 1
+        while i >= 0, total + filler.count < targetSize {
+            if !taken[i] { filler.append(pool[i]) }
+            i -= 1
+        }
+        var result = Array(filler.reversed())
+        result.reserveCapacity(targetSize)
+        for segment in chosen { result.append(contentsOf: pool[segment.range]) }
+        return result
+    }
+
+    /// Runs of bytes with at least `threshold` votes, bridging gaps of at most `gap` bytes.
+    static func segments(usage: [UInt32], threshold: UInt32, gap: Int) -> [(range: Range<Int>, votes: Int)] {
+        var result: [(range: Range<Int>, votes: Int)] = []
+        var i = 0
+        while i < usage.count {
+            while i < usage.count, usage[i] < threshold { i += 1 }
+            guard i < usage.count else { break }
+            let start = i
+            var last = i
+            while i < usage.count {
+                if usage[i] >= threshold { last = i; i += 1 } else if i - last <= gap { i += 1 } else { break }
+            }
+            let range = start..<(last + 1)
+            result.append((range, range.reduce(0) { $0 + Int(usage[$1]) }))
+            i = last + 1
+        }
+        return result
+    }
+}

@@ -1,0 +1,46 @@
+import DictionaryCodec
+import Testing
+
+@Suite struct DictionaryUsageRefinerTests {
+    /// Bytes that do not repeat within `count` (a simple LCG), so zstd finds no accidental matches.
+    private func noise(_ count: Int, seed: UInt32) -> [UInt8] {
+        var state = seed
+        return (0..<count).map { _ in
+            state = state &* 1_664_525 &+ 1_013_904_223
+            return UInt8(truncatingIfNeeded: state >> 24)
+        }
+    }
+
+    @Test func votesCountSamplesThatCopyPoolBytes() throws {
+        let phrase = Array("<div class=\"sphinxsidebarwrapper\"><h3>Navigation</h3><ul><li>Index</li></ul></div>".utf8)
+        let pool = noise(2000, seed: 1) + phrase + noise(2000, seed: 2)
+        // Three samples contain the phrase (once or twice); one does not.
+        let samples = [
+            noise(500, seed: 10) + phrase + noise(500, seed: 11),
+            phrase + noise(800, seed: 12) + phrase,
+            noise(300, seed: 13) + phrase,
+            noise(900, seed: 14),
+        ]
+        let votes = try DictionaryUsageRefiner.usage(of: pool, samples: samples, level: 9)
+        #expect(votes.count == pool.count)
+        let phraseVotes = votes[2000..<(2000 + phrase.count)]
+        #expect(phraseVotes.allSatisfy { $0 == 3 })  // one vote per sample, however often it copies
+        #expect(votes[..<1990].allSatisfy { $0 == 0 })
+        #expect(votes[(2010 + phrase.count)...].allSatisfy { $0 == 0 })
+    }
+
+    @Test func selectKeepsTheMostUsedSegmentsInPoolOrderAndFillsTheBudget() {
+        let pool = (0..<300).map { UInt8($0 % 251) }
+        var usage = [UInt32](repeating: 0, count: 300)
+        for i in 20..<40 { usage[i] = 9 }  // strongly used
+        for i in 100..<130 { usage[i] = 5 }  // used
+        for i in 200..<260 { usage[i] = 1 }  // barely used
+        let selected = DictionaryUsageRefiner.select(pool: pool, usage: usage, targetSize: 60, gap: 4)
+        #expect(selected.count == 60)
+        // The two used segments end the dictionary, in pool order; the rest is filler from the pool's end.
+        #expect(Array(selected.suffix(50)) == Array(pool[20..<40]) + Array(pool[100..<130]))
+        #expect(Array(selected.prefix(10)) == Array(pool[290..<300]))
+        // A pool that already fits is returned unchanged.
+        #expect(DictionaryUsageRefiner.select(pool: pool, usage: usage, targetSize: 300) == pool)
+    }
+}
