@@ -40,6 +40,25 @@ static inline long dcserve_SSL_CTX_set_mode(SSL_CTX *ctx, long mode) {
 static inline long dcserve_SSL_CTX_set_read_ahead(SSL_CTX *ctx, long yes) {
     return SSL_CTX_set_read_ahead(ctx, yes);
 }
+// Remembers, in the byte `BIO_get_callback_arg` points to, whether the socket BIO's latest read
+// left the socket drained (it returned fewer bytes than asked, or nothing). TLSTransport uses it to
+// wait for the next readiness edge instead of issuing a read that can only fail with EAGAIN.
+static long dcserve_bio_read_observer(BIO *b, int oper, const char *argp, size_t len, int argi, long argl,
+                                      int ret, size_t *processed) {
+    (void)argp; (void)argi; (void)argl;
+    if (oper == (BIO_CB_READ | BIO_CB_RETURN)) {
+        unsigned char *drained = (unsigned char *)BIO_get_callback_arg(b);
+        if (drained) *drained = (ret <= 0 || processed == NULL || *processed < len) ? 1 : 0;
+    }
+    return ret;
+}
+/// Installs `dcserve_bio_read_observer` on `ssl`'s read BIO, reporting into `*flag` (which must outlive `ssl`).
+static inline void dcserve_SSL_observe_socket_reads(SSL *ssl, unsigned char *flag) {
+    BIO *rbio = SSL_get_rbio(ssl);
+    if (rbio == NULL) return;
+    BIO_set_callback_arg(rbio, (char *)flag);
+    BIO_set_callback_ex(rbio, dcserve_bio_read_observer);
+}
 static inline long dcserve_SSL_session_reused(const SSL *ssl) {
     return SSL_session_reused(ssl);
 }

@@ -45,10 +45,10 @@ protocol ByteTransport: AnyObject {
     /// Set when the last `read` returned `.wouldBlock` because the transport must write first (TLS
     /// handshake): wait for writability, then read again.
     var readNeedsWritable: Bool { get }
-    /// True when a `read` that returned fewer bytes than asked proves the descriptor drained (plain
-    /// TCP), so the connection can wait for the next readiness edge without another `read`. False
-    /// when the transport may hold input back (TLS buffers decrypted records): read until `.wouldBlock`.
-    var shortReadDrainsInput: Bool { get }
+    /// True when, after a `read` that returned `count` of `requested` bytes, no input can be waiting
+    /// (the descriptor is drained and the transport holds nothing back), so the connection can wait
+    /// for the next readiness edge instead of reading until `.wouldBlock`. False when unsure.
+    func inputDrained(afterReading count: Int, of requested: Int) -> Bool
 }
 
 extension ByteTransport {
@@ -56,7 +56,7 @@ extension ByteTransport {
     var isEstablished: Bool { true }
     var handshakeTimeout: Duration { .zero }
     var readNeedsWritable: Bool { false }
-    var shortReadDrainsInput: Bool { false }
+    func inputDrained(afterReading count: Int, of requested: Int) -> Bool { false }
 }
 
 /// Plain TCP over a non-blocking socket descriptor.
@@ -65,7 +65,8 @@ final class PlainTCPTransport: ByteTransport {
 
     init(descriptor: Int32) { self.descriptor = descriptor }
 
-    var shortReadDrainsInput: Bool { true }
+    /// A short read of a stream socket means it was drained at that moment.
+    func inputDrained(afterReading count: Int, of requested: Int) -> Bool { count < requested }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportResult {
         while true {

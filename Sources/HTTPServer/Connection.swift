@@ -176,9 +176,9 @@ final class Connection: @unchecked Sendable {
         }
         switch result {
         case .bytes(let n):
-            // A short read drained the socket (plain TCP; TLS may hold decrypted bytes back, so it
-            // reads until it would block). The next arrival raises a new edge.
-            if transport.shortReadDrainsInput && n < inBuffer.count - end { readReady = false }
+            // Drained (plain TCP: a short read; TLS: also nothing held in OpenSSL): the next arrival
+            // raises a new edge, so no read that could only return EAGAIN.
+            if transport.inputDrained(afterReading: n, of: inBuffer.count - end) { readReady = false }
             inEnd += n
             processInput()
         case .wouldBlock:

@@ -24,12 +24,18 @@ final class TLSTransport: ByteTransport {
     private var established = false
     private var fatal = false
     private(set) var readNeedsWritable = false
+    /// Set by OpenSSL's socket-BIO callback: 1 when its latest read left the socket drained. Owned
+    /// here, freed in `close()` after the `SSL` object that writes to it.
+    private let socketDrained: UnsafeMutablePointer<UInt8>
 
     /// Nil when OpenSSL cannot make a connection object (out of memory); the caller closes `descriptor`.
     init?(descriptor: Int32, context: TLSContext, counters: TLSHandshakeCounters) {
         guard let ssl = SSL_new(context.defaultContext) else { return nil }
         guard SSL_set_fd(ssl, descriptor) == 1 else { SSL_free(ssl); return nil }
         SSL_set_accept_state(ssl)
+        socketDrained = .allocate(capacity: 1)
+        socketDrained.initialize(to: 0)
+        dcserve_SSL_observe_socket_reads(ssl, socketDrained)
         self.ssl = ssl
         self.descriptor = descriptor
         self.context = context
@@ -37,6 +43,12 @@ final class TLSTransport: ByteTransport {
     }
 
     var isSecure: Bool { true }
+
+    /// Drained when OpenSSL holds no input (no buffered record, no decrypted bytes) and its latest
+    /// socket read came back short: then the next bytes raise a new readiness edge.
+    func inputDrained(afterReading count: Int, of requested: Int) -> Bool {
+        socketDrained.pointee == 1 && SSL_has_pending(ssl) == 0
+    }
     var isEstablished: Bool { established }
     var handshakeTimeout: Duration { context.configuration.handshakeTimeout }
 
@@ -104,6 +116,7 @@ final class TLSTransport: ByteTransport {
             _ = SSL_shutdown(ssl)
         }
         SSL_free(ssl)
+        socketDrained.deallocate()
         ERR_clear_error()
         _ = Glibc.close(descriptor)
     }

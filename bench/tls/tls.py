@@ -5,7 +5,8 @@
 2. resumed handshakes/s: wrk with `Connection: close` (a new connection per request; wrk resumes
    sessions, so these are PSK resumptions: dcserve's own counters showed ~98% resumed);
 3. keep-alive req/s: wrk -c 64 over TLS on one small file.
-Prints both servers side by side and the ratio dcserve/nginx (target >= 0.8).
+Runs BENCH_ROUNDS (default 2) rounds, alternating which server goes first; prints the means side by
+side, the ratio dcserve/nginx (target >= 0.8), and each server's CPU time per request.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import os
 import subprocess
 import sys
 import re
+import statistics
 import tempfile
 import time
 
@@ -20,6 +22,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 import benchlib  # noqa: E402
 
 SECONDS = int(os.environ.get("BENCH_SECONDS", "10"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "2"))
 
 
 def certificate(directory: str) -> tuple[str, str]:
@@ -52,33 +55,45 @@ def main() -> None:
     with open(os.path.join(site, "index.html"), "wb") as f:
         f.write(b"<!doctype html><title>bench</title>" + b"<p>dcserve TLS benchmark page</p>\n" * 30)
     tls = certificate(work)
-    results: dict[str, dict[str, dict]] = {}
     servers = {
         "dcserve": lambda: benchlib.dcserve(["--root", site, "--store", os.path.join(work, "store")], ssl=tls),
         "nginx": lambda: benchlib.nginx(site, workers=2, ssl=tls),
     }
-    for name, start in servers.items():
-        with start() as server:
-            url = f"https://127.0.0.1:{server.port}/index.html"
-            benchlib.wrk(url, connections=16, seconds=2)  # warm-up
-            full = full_handshakes(server.port, SECONDS)
-            hs = benchlib.wrk(url, connections=32, seconds=SECONDS, headers={"Connection": "close"}, server=server)
-            ka = benchlib.wrk(url, connections=64, seconds=SECONDS, server=server)
-            results[name] = {"full": full, "handshakes": hs, "keepalive": ka}
-    print(f"bench/tls  ({SECONDS} s per run, TLS 1.3, ECDSA P-256; wrk -t 2)")
+    # Rounds alternate which server goes first, so neither always runs on a warmer (or busier) machine.
+    runs: dict[str, dict[str, list[dict]]] = {name: {"full": [], "handshakes": [], "keepalive": []} for name in servers}
+    for round_index in range(ROUNDS):
+        order = list(servers) if round_index % 2 == 0 else list(reversed(servers))
+        for name in order:
+            with servers[name]() as server:
+                url = f"https://127.0.0.1:{server.port}/index.html"
+                benchlib.wrk(url, connections=16, seconds=2)  # warm-up
+                runs[name]["full"].append(full_handshakes(server.port, SECONDS))
+                runs[name]["handshakes"].append(
+                    benchlib.wrk(url, connections=32, seconds=SECONDS, headers={"Connection": "close"}, server=server))
+                runs[name]["keepalive"].append(benchlib.wrk(url, connections=64, seconds=SECONDS, server=server))
+
+    def mean(name: str, key: str, field: str) -> float:
+        return statistics.mean(r[field] for r in runs[name][key])
+
+    print(f"bench/tls  ({SECONDS} s per run, {ROUNDS} alternating rounds, means; TLS 1.3, ECDSA P-256; wrk -t 2)")
     print(f"{'':28}{'dcserve':>12}{'nginx':>12}{'ratio':>8}")
     for key, label in (("full", "full handshakes/s (s_time)"), ("handshakes", "resumed handshakes/s (wrk)"),
                        ("keepalive", "keep-alive req/s (-c 64)")):
-        d, n = results["dcserve"][key], results["nginx"][key]
-        print(f"{label:28}{d['rps']:12.0f}{n['rps']:12.0f}{d['rps'] / n['rps']:8.2f}")
+        d, n = mean("dcserve", key, "rps"), mean("nginx", key, "rps")
+        print(f"{label:28}{d:12.0f}{n:12.0f}{d / n:8.2f}   (runs: "
+              + ", ".join(f"{r['rps']:.0f}/{m['rps']:.0f}" for r, m in zip(runs["dcserve"][key], runs["nginx"][key])) + ")")
         if key != "full":
-            print(f"{'  p99 latency ms':28}{d['p99_ms']:12.2f}{n['p99_ms']:12.2f}")
-            print(f"{'  server cpu us/request':28}{d['cpu_us']:12.1f}{n['cpu_us']:12.1f}{d['cpu_us'] / n['cpu_us']:8.2f}")
-        if d["non2xx"] or n["non2xx"]:
-            print(f"  non-2xx responses: dcserve {d['non2xx']}, nginx {n['non2xx']}")
-    errors = [line for r in results.values() for v in r.values() for line in v["raw"].splitlines() if "Socket errors" in line]
-    for line in errors:
-        print("  " + line.strip())
+            print(f"{'  p99 latency ms':28}{mean('dcserve', key, 'p99_ms'):12.2f}{mean('nginx', key, 'p99_ms'):12.2f}")
+            dc, nc = mean("dcserve", key, "cpu_us"), mean("nginx", key, "cpu_us")
+            print(f"{'  server cpu us/request':28}{dc:12.1f}{nc:12.1f}{dc / nc:8.2f}")
+    for name, by_key in runs.items():
+        for key, results in by_key.items():
+            for r in results:
+                if r["non2xx"]:
+                    print(f"  {name} {key}: {r['non2xx']} non-2xx responses")
+                for line in r["raw"].splitlines():
+                    if "Socket errors" in line:
+                        print(f"  {name} {key}: {line.strip()}")
 
 
 if __name__ == "__main__":
