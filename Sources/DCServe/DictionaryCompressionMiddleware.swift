@@ -85,51 +85,50 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             inner.head.headerFields[.ifNoneMatch] = nil
             inner.head.headerFields[.ifModifiedSince] = nil
         }
-        next.handle(inner) { response in
-            // Handlers run on a shared event loop: a large body that is not already answered by the
-            // memo may be read, hashed and compressed now (milliseconds per megabyte), so that work
-            // moves to a worker queue instead of stalling the loop's other connections.
-            if (response.body.knownLength ?? 0) >= Self.offLoopBodyBytes && !self.memoHolds(request, response) {
-                DispatchQueue.global(qos: .userInitiated).async { respond(self.answer(request, response, conditions)) }
-                return
-            }
-            respond(self.answer(request, response, conditions))
-        }
+        next.handle(inner) { response in self.answer(request, response, conditions, respond: respond) }
     }
 
-    /// True when the memo has a valid entry for `request` with this inner `response`.
-    private func memoHolds(_ request: HTTPServerRequest, _ response: HTTPServerResponse) -> Bool {
-        guard ResponseMemo.accepts(response), let key = ResponseMemoKey(request) else { return false }
-        let generations = ResponseMemo.Generations(variants: variants.generation, library: library.generation)
-        return memo.lookup(key, inner: response, generations: generations) != nil
-    }
-
-    /// The response to send for `request` given the inner handler's `response`: from the memo when
-    /// it holds a valid entry (its effects replayed), else computed by ``process(_:_:effects:)`` and
-    /// remembered when replayable. Conditional fields are evaluated last, in both cases.
-    func answer(_ request: HTTPServerRequest, _ response: HTTPServerResponse,
-                _ conditions: ConditionalRequest) -> HTTPServerResponse {
+    /// Answers `request` given the inner handler's `response`: from the memo when it holds a valid
+    /// entry (its effects replayed), else computed by ``process(_:_:effects:)`` and remembered when
+    /// replayable. Conditional fields are evaluated last, in both cases.
+    func answer(_ request: HTTPServerRequest, _ response: HTTPServerResponse, _ conditions: ConditionalRequest,
+                respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
         guard ResponseMemo.accepts(response), let key = ResponseMemoKey(request) else {
-            var effects = ResponseEffects()
-            let (out, conditional) = process(request, response, effects: &effects)
-            return conditional ? conditions.evaluate(out) : out
+            return compute(request, response, conditions, memo: nil, respond: respond)
         }
         // Read before computing: a change during the computation makes the new entry stale at once.
         let generations = ResponseMemo.Generations(variants: variants.generation, library: library.generation)
         if let hit = memo.lookup(key, inner: response, generations: generations),
            hit.effects.replay(path: request.pathWithoutQuery, observer: observer, store: store,
                               variants: variants, library: library) {
-            return conditions.evaluate(HTTPServerResponse(head: hit.head, body: hit.body ?? response.body))
+            return respond(conditions.evaluate(HTTPServerResponse(head: hit.head, body: hit.body ?? response.body)))
         }
-        var effects = ResponseEffects()
-        let (out, conditional) = process(request, response, effects: &effects)
-        if effects.isReplayable && conditional, let length = response.body.knownLength {
-            let body: ResponseBody? = if case .bytes = out.body { out.body } else { nil }
-            memo.insert(key, ResponseMemo.Entry(
-                inner: .init(head: response.head, bodyLength: length), head: out.head, body: body,
-                effects: effects, variantsGeneration: generations.variants, libraryGeneration: generations.library))
+        compute(request, response, conditions, memo: (key, generations), respond: respond)
+    }
+
+    /// Computes the response (and remembers it under `memo` when replayable). Handlers run on a
+    /// shared event loop, and a large body may be read, hashed and compressed here (milliseconds per
+    /// megabyte), so for bodies of `offLoopBodyBytes` or more the work moves to a worker queue
+    /// instead of stalling the loop's other connections.
+    private func compute(_ request: HTTPServerRequest, _ response: HTTPServerResponse, _ conditions: ConditionalRequest,
+                         memo memoSlot: (key: ResponseMemoKey, generations: ResponseMemo.Generations)?,
+                         respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+        let work: @Sendable () -> Void = {
+            var effects = ResponseEffects()
+            let (out, conditional) = self.process(request, response, effects: &effects)
+            if let memoSlot, effects.isReplayable && conditional, let length = response.body.knownLength {
+                let body: ResponseBody? = if case .bytes = out.body { out.body } else { nil }
+                self.memo.insert(memoSlot.key, ResponseMemo.Entry(
+                    inner: .init(head: response.head, bodyLength: length), head: out.head, body: body, effects: effects,
+                    variantsGeneration: memoSlot.generations.variants, libraryGeneration: memoSlot.generations.library))
+            }
+            respond(conditional ? conditions.evaluate(out) : out)
         }
-        return conditional ? conditions.evaluate(out) : out
+        if (response.body.knownLength ?? 0) >= Self.offLoopBodyBytes {
+            DispatchQueue.global(qos: .userInitiated).async(execute: work)
+        } else {
+            work()
+        }
     }
 
     // MARK: - Steps

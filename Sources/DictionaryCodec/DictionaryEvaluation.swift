@@ -55,7 +55,7 @@ public struct DictionaryEvaluation: Sendable {
     ) throws -> DictionaryEvaluation {
         let dictionary = CompressionDictionary(bytes: bytes)
         let settings = codings
-        let results = ResultSlots(count: settings.count)
+        let results = ResultSlots<Int>(count: settings.count)
         let group = DispatchGroup()
         let queue = DispatchQueue(label: "dcserve.evaluation", attributes: .concurrent)
         let gate = DispatchSemaphore(value: max(1, concurrency))
@@ -109,15 +109,15 @@ public struct DictionaryEvaluation: Sendable {
 }
 
 /// Results written by worker threads (lock-protected), read after they finished.
-final class ResultSlots: @unchecked Sendable {
+final class ResultSlots<Value: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
-    private var slots: [Result<Int, any Error>?]
+    private var slots: [Result<Value, any Error>?]
 
     init(count: Int) { slots = Array(repeating: nil, count: count) }
 
-    func set(_ i: Int, _ value: Result<Int, any Error>) { lock.withLock { slots[i] = value } }
+    func set(_ i: Int, _ value: Result<Value, any Error>) { lock.withLock { slots[i] = value } }
 
-    func get(_ i: Int) throws -> Int { try lock.withLock { slots[i]! }.get() }
+    func get(_ i: Int) throws -> Value { try lock.withLock { slots[i]! }.get() }
 
     var completedFraction: Double {
         lock.withLock { Double(slots.count { $0 != nil }) / Double(max(1, slots.count)) }

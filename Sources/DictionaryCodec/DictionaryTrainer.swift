@@ -201,7 +201,7 @@ public enum DictionaryTrainer {
             return total
         }
         let early = built.map(\.bytes) as [[UInt8]?] + [nil]
-        let earlyScores = ResultSlots(count: early.count)
+        let earlyScores = ResultSlots<Int>(count: early.count)
         let group = DispatchGroup()
         defer { group.wait() }  // never leave the scoring thread running past a thrown error
         DispatchQueue.global().async(group: group) {
@@ -229,7 +229,7 @@ public enum DictionaryTrainer {
                 // The variants are independent pure functions of their inputs: run them side by side.
                 let poolSize = options.targetSize * options.poolFactor
                 let (targetSize, usageLevel) = (options.targetSize, options.usageLevel)
-                let results = RefinedSlots(count: variants)
+                let results = ResultSlots<RefinedVariant>(count: variants)
                 DispatchQueue.concurrentPerform(iterations: variants) { variant in
                     results.set(variant, Result(catching: { () throws -> RefinedVariant in
                         let started = Date()
@@ -289,20 +289,4 @@ private struct RefinedVariant: Sendable {
     let refined: [UInt8]
     let refinedSeconds: Double
     let refinedScore: Int
-}
-
-/// Lock-protected result slots filled by concurrent refinement tasks.
-private final class RefinedSlots: @unchecked Sendable {
-    private let lock = NSLock()
-    private var slots: [Result<RefinedVariant, any Error>?]
-
-    init(count: Int) { slots = Array(repeating: nil, count: count) }
-
-    func set(_ i: Int, _ value: Result<RefinedVariant, any Error>) { lock.withLock { slots[i] = value } }
-
-    func get(_ i: Int) throws -> RefinedVariant { try lock.withLock { slots[i]! }.get() }
-
-    var completedFraction: Double {
-        lock.withLock { Double(slots.count { $0 != nil }) / Double(max(1, slots.count)) }
-    }
 }

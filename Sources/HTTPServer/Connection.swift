@@ -429,7 +429,7 @@ final class Connection: @unchecked Sendable {
                 case .bytes(let n):
                     outSent += n
                     if outSent == out.count { out.removeAll(keepingCapacity: true); outSent = 0 }  // the sweep frees it when idle
-                    if deadlineKind == .write { setDeadline(.write, after: context.configuration.writeTimeout, force: true) }
+                    if deadlineKind == .write { setDeadline(.write, after: context.configuration.writeTimeout) }
                     continue
                 case .wouldBlock:
                     waitForWritable()
@@ -524,11 +524,10 @@ final class Connection: @unchecked Sendable {
 
     // MARK: Timeouts
 
-    private func setDeadline(_ kind: DeadlineKind, after duration: Duration, force: Bool = false) {
+    private func setDeadline(_ kind: DeadlineKind, after duration: Duration) {
         deadlineKind = kind
         guard kind != .none else { deadline = .distantFuture; return }
         deadline = DispatchTime.now() + .nanoseconds(Int(duration.nanoseconds))
-        _ = force
     }
 
     /// Called by the loop's sweep (on `queue`): acts on a passed deadline. Also releases the input

@@ -65,9 +65,6 @@ final class EventLoop: @unchecked Sendable {
         events.deallocate()
     }
 
-    /// Number of connections on this loop (on `queue`).
-    var memberCount: Int { members.count }
-
     /// Adds `connection`'s socket to the epoll set. On `queue`. False if the kernel refused it.
     func register(_ connection: Connection, descriptor: Int32) -> Bool {
         var event = epoll_event()
