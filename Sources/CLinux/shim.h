@@ -6,6 +6,8 @@
 // openat2(2) confined to a directory, for StaticFileHandler: one system call opens a whole relative
 // path while the kernel refuses symlinks and escapes (Linux >= 5.6). Elsewhere, or when the kernel
 // lacks it, the call fails with ENOSYS and the caller opens component by component instead.
+//
+// inotify(7), for StaticFileHandler's in-memory snapshots of small files (FileChangeMonitor).
 #ifndef DCSERVE_CLINUX_SHIM_H
 #define DCSERVE_CLINUX_SHIM_H
 
@@ -13,6 +15,7 @@
 #include <stdint.h>
 #if defined(__linux__)
 #include <sys/epoll.h>
+#include <sys/inotify.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #endif

@@ -43,17 +43,32 @@ final class FileValidatorCache: Sendable {
                       mtimeSeconds: Int(st.st_mtim.tv_sec), mtimeNanos: Int(st.st_mtim.tv_nsec))
         if let hit = cache.withLock({ $0[key] }) { return hit }
         guard let digest = Self.sha256(descriptor: descriptor, size: Int64(st.st_size)) else { return nil }
-        let hex = digest.prefix(16).map { b -> String in
-            let s = String(b, radix: 16)
-            return b < 16 ? "0" + s : s
-        }.joined()
-        let seconds = Int(st.st_mtim.tv_sec)
-        let v = Validators(etag: "\"\(hex)\"", lastModified: HTTPDate.format(seconds), lastModifiedSeconds: seconds)
+        let v = Self.validators(digest: digest, stat: st)
         cache.withLock { c in
             if c.count >= capacity { c.removeAll(keepingCapacity: true) }
             c[key] = v
         }
         return v
+    }
+
+    /// The validators for a file version whose content has SHA-256 `digest` and whose `fstat` is `st`.
+    static func validators(digest: [UInt8], stat st: stat) -> Validators {
+        let hex = digest.prefix(16).map { b -> String in
+            let s = String(b, radix: 16)
+            return b < 16 ? "0" + s : s
+        }.joined()
+        let seconds = Int(st.st_mtim.tv_sec)
+        return Validators(etag: "\"\(hex)\"", lastModified: HTTPDate.format(seconds), lastModifiedSeconds: seconds)
+    }
+
+    /// SHA-256 of `bytes`.
+    static func sha256(_ bytes: [UInt8]) -> [UInt8]? {
+        var digest = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        let ok = bytes.withUnsafeBytes { b in
+            EVP_Digest(b.baseAddress, b.count, &digest, &length, EVP_sha256(), nil)
+        }
+        return ok == 1 && length == 32 ? digest : nil
     }
 
     /// SHA-256 of the first `size` bytes of the file, read in 64 KiB blocks with pread.

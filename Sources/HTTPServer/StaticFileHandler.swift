@@ -17,9 +17,11 @@ import HTTPTypes
 /// When a component is a symlink, the full path is resolved with `realpath` and served only if it
 /// stays inside the root (symlinks within the root work; ones leaving it give 404).
 ///
-/// Repeat requests for a file reuse its descriptor while it is provably the same file (`OpenFileCache`).
+/// Repeat requests for a small file are answered from memory while nothing on its path changed
+/// (`FileSnapshotCache`, kept fresh by inotify); for larger files they reuse the open descriptor while
+/// it is provably the same file (`OpenFileCache`).
 ///
-/// Thread-safety: immutable apart from the validator, open-file and path caches (mutexes inside);
+/// Thread-safety: immutable apart from the validator, snapshot, open-file and path caches (mutexes inside);
 /// handles requests from any number of event loops at once. Responds synchronously.
 public struct StaticFileHandler: HTTPHandler {
     /// The document root as given, and resolved (no symlinks, no trailing slash).
@@ -28,6 +30,7 @@ public struct StaticFileHandler: HTTPHandler {
     private let rootDescriptor: RootDescriptor
     private let validators = FileValidatorCache()
     private let openFiles = OpenFileCache()
+    let snapshots: FileSnapshotCache
     private let parsedPaths = DocumentPathMemo()
 
     public struct RootError: Error, CustomStringConvertible {
@@ -35,7 +38,8 @@ public struct StaticFileHandler: HTTPHandler {
     }
 
     /// Opens the document root. Throws `RootError` if it does not exist or is not a directory.
-    public init(root: String) throws {
+    /// Files up to `snapshotFileBytes` are kept in memory after their first request (0: never).
+    public init(root: String, snapshotFileBytes: Int = 32 * 1024) throws {
         guard let resolved = realpath(root, nil) else {
             throw RootError(description: "document root \(root): \(String(cString: strerror(errno)))")
         }
@@ -48,6 +52,7 @@ public struct StaticFileHandler: HTTPHandler {
         self.root = root
         self.resolvedRoot = path == "/" ? "" : path
         self.rootDescriptor = RootDescriptor(fd)
+        self.snapshots = FileSnapshotCache(maximumFileBytes: snapshotFileBytes)
     }
 
     public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
@@ -73,9 +78,14 @@ public struct StaticFileHandler: HTTPHandler {
             }
         }
         let isFilePath = !parsed.segments.isEmpty && !parsed.trailingSlash
-        if isFilePath, let cached = openFiles.lookup(path, root: rootDescriptor.fd) {
-            return fileResponse(OpenedFile(file: cached.file, stat: cached.stat), request: request,
-                                contentType: parsed.lastSegmentType)
+        if isFilePath {
+            if let snapshot = snapshots.lookup(path, root: rootDescriptor.fd) {
+                return fileResponse(snapshot, request: request, contentType: parsed.lastSegmentType)
+            }
+            if let cached = openFiles.lookup(path, root: rootDescriptor.fd) {
+                return fileResponse(OpenedFile(file: cached.file, stat: cached.stat), request: request,
+                                    contentType: parsed.lastSegmentType)
+            }
         }
         var opened: OpenedFile
         switch open(parsed.segments, relativePath: parsed.relativePath) {
@@ -83,6 +93,10 @@ public struct StaticFileHandler: HTTPHandler {
         case .success(let f): opened = f
         }
         if isFilePath && !opened.isDirectory {
+            if let snapshot = snapshots.insert(path, relativePath: parsed.relativePath, descriptor: opened.file.descriptor,
+                                               stat: opened.stat, root: rootDescriptor.fd, rootPath: resolvedRoot) {
+                return fileResponse(snapshot, request: request, contentType: parsed.lastSegmentType)
+            }
             openFiles.insert(path, relativePath: parsed.relativePath, file: opened.file, stat: opened.stat)
         }
         if opened.isDirectory {
@@ -187,10 +201,27 @@ public struct StaticFileHandler: HTTPHandler {
     private static let acceptRangesBytes = HTTPField(name: .acceptRanges, value: "bytes")
 
     private func fileResponse(_ opened: OpenedFile, request: HTTPServerRequest, contentType: HTTPField) -> HTTPServerResponse {
-        let size = Int64(opened.stat.st_size)
         guard let v = validators.validators(descriptor: opened.file.descriptor, stat: opened.stat) else {
             return .text(.internalServerError, "cannot read file")
         }
+        return fileResponse(size: Int64(opened.stat.st_size), validators: v, request: request, contentType: contentType) {
+            .file(FileBody(file: opened.file, range: $0))
+        }
+    }
+
+    private func fileResponse(_ snapshot: FileSnapshotCache.Snapshot, request: HTTPServerRequest,
+                              contentType: HTTPField) -> HTTPServerResponse {
+        fileResponse(size: Int64(snapshot.bytes.count), validators: snapshot.validators, request: request,
+                     contentType: contentType) { range in
+            range.count == snapshot.bytes.count ? .bytes(snapshot.bytes)
+                                                : .bytes(Array(snapshot.bytes[Int(range.lowerBound)..<Int(range.upperBound)]))
+        }
+    }
+
+    /// The response for a file of `size` bytes with validators `v`: 304, 206, 416 or 200; `body` gives
+    /// the body for a byte range.
+    private func fileResponse(size: Int64, validators v: FileValidatorCache.Validators, request: HTTPServerRequest,
+                              contentType: HTTPField, body: (Range<Int64>) -> ResponseBody) -> HTTPServerResponse {
         var fields = HTTPFields()
         fields.reserveCapacity(6)
         fields.append(v.etagField)
@@ -219,8 +250,7 @@ public struct StaticFileHandler: HTTPHandler {
                 switch ByteRange.parse(rangeValue, size: size) {
                 case .satisfiable(let range):
                     fields[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(size)"
-                    return HTTPServerResponse(status: .partialContent, headerFields: fields,
-                                              body: .file(FileBody(file: opened.file, range: range)))
+                    return HTTPServerResponse(status: .partialContent, headerFields: fields, body: body(range))
                 case .unsatisfiable:
                     var f = HTTPFields()
                     f[.contentRange] = "bytes */\(size)"
@@ -230,7 +260,7 @@ public struct StaticFileHandler: HTTPHandler {
                 }
             }
         }
-        return HTTPServerResponse(status: .ok, headerFields: fields, body: .file(FileBody(file: opened.file, range: 0..<size)))
+        return HTTPServerResponse(status: .ok, headerFields: fields, body: body(0..<size))
     }
 
     /// Weak comparison of an If-None-Match list against our strong ETag ("*" matches anything).

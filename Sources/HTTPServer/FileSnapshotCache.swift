@@ -1,0 +1,159 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+
+/// In-memory copies of small files that were requested, with their validators, so a repeat request
+/// costs no file system call: one non-blocking `read` of an inotify descriptor instead of
+/// `fstatat` + `pread`.
+///
+/// Correctness: a snapshot is served only while nothing on its path has changed.
+/// - Before a file's bytes are read, inotify watches (``FileChangeMonitor``) are placed on every
+///   directory from the root down to the file's directory and on the file itself.
+/// - After the read, `fstat` of the descriptor and `fstatat` of the path must both still equal the
+///   `stat` taken at open (device, inode, size, mode, mtime, ctime). A change before the watches
+///   existed shows there; a change after them is an inotify event. Either way nothing is cached.
+/// - Every lookup first reads the inotify queue; any event empties the whole cache (deploys are
+///   rare; an emptied cache refills on the next requests through the ordinary, symlink-checked path).
+///   The kernel queues the event inside the changing system call, so a request sent after a change
+///   completed never gets the old bytes.
+/// - As a safety net for changes inotify cannot see (shared `mmap` writes, network file systems), a
+///   snapshot older than `recheckInterval` is re-checked with `fstatat` before use.
+/// The bytes and the ETag come from the same read, so a response is always self-consistent.
+///
+/// Bounded: files up to `maximumFileBytes`, at most `capacity` snapshots and `byteBudget` bytes; when
+/// either would be exceeded the cache starts over (and drops its watches). Without inotify it caches
+/// nothing. Thread-safety: one `Mutex` around the table and the monitor; file reads and hashing happen
+/// outside it. Snapshots are immutable values. Any thread.
+final class FileSnapshotCache: Sendable {
+    struct Snapshot: Sendable {
+        let bytes: [UInt8]
+        let stat: stat
+        let validators: FileValidatorCache.Validators
+        let relativePath: String
+        /// When `stat` was last confirmed by `fstatat` (MonotonicClock nanoseconds).
+        var checkedAt: UInt64
+    }
+
+    let maximumFileBytes: Int
+    let capacity: Int
+    let byteBudget: Int
+    let recheckInterval: UInt64
+    private let state = Mutex(State())
+
+    private struct State: ~Copyable {
+        var monitor: FileChangeMonitor?
+        var snapshots: [String: Snapshot] = [:]
+        var bytes = 0
+        /// Incremented whenever the table is emptied: an insert that began in another epoch is dropped.
+        var epoch: UInt64 = 0
+
+        /// Empties the table when the monitor saw a change.
+        mutating func discardIfChanged() {
+            if let monitor, monitor.hasChanged() { reset() }
+        }
+
+        mutating func reset() {
+            snapshots.removeAll()
+            bytes = 0
+            epoch &+= 1
+            monitor = nil  // drops every watch; a new instance is made for the next insert
+        }
+    }
+
+    init(maximumFileBytes: Int, capacity: Int = 1024, byteBudget: Int = 32 << 20,
+         recheckInterval: Duration = .seconds(1)) {
+        self.maximumFileBytes = maximumFileBytes
+        self.capacity = capacity
+        self.byteBudget = byteBudget
+        let (seconds, attoseconds) = recheckInterval.components
+        self.recheckInterval = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+    }
+
+    /// Number of snapshots (for tests and diagnostics).
+    var count: Int { state.withLock { $0.snapshots.count } }
+
+    /// The snapshot for request path `key` (as normalised by the caller) if nothing changed since it
+    /// was taken; `root` is the document root's descriptor for the periodic re-check.
+    func lookup(_ key: Substring, root: Int32) -> Snapshot? {
+        let found: Snapshot? = state.withLock { s in
+            guard !s.snapshots.isEmpty else { return nil }
+            s.discardIfChanged()
+            return s.snapshots[String(key)]
+        }
+        guard var snapshot = found else { return nil }
+        let now = MonotonicClock.nanoseconds()
+        if now &- snapshot.checkedAt < recheckInterval { return snapshot }
+        var current = stat()
+        guard fstatat(root, snapshot.relativePath, &current, AT_SYMLINK_NOFOLLOW) == 0,
+              OpenFileCache.sameFile(current, snapshot.stat) else {
+            state.withLock { s in s.reset() }
+            return nil
+        }
+        snapshot.checkedAt = now
+        state.withLock { s in
+            if s.snapshots[String(key)]?.stat.st_ino == snapshot.stat.st_ino { s.snapshots[String(key)] = snapshot }
+        }
+        return snapshot
+    }
+
+    /// Takes a snapshot of the regular file open as `descriptor` (with `fstat` result `st`), reached as
+    /// `relativePath` below the root (`rootPath` absolute, `root` its descriptor) without symlinks.
+    /// Returns the snapshot, or nil when the file is too large or could change unnoticed.
+    func insert(_ key: Substring, relativePath: String, descriptor: Int32, stat st: stat,
+                root: Int32, rootPath: String) -> Snapshot? {
+        let size = Int(st.st_size)
+        guard (st.st_mode & S_IFMT) == S_IFREG, size <= maximumFileBytes, size <= byteBudget else { return nil }
+        // Watches first: from here on every change is queued.
+        let epoch: UInt64? = state.withLock { s in
+            s.discardIfChanged()
+            if s.monitor == nil { s.monitor = FileChangeMonitor() }
+            guard let monitor = s.monitor else { return nil }
+            var directory = rootPath.isEmpty ? "/" : rootPath
+            guard monitor.watchDirectory(directory) else { return nil }
+            for component in relativePath.split(separator: "/").dropLast() {
+                directory += (directory.hasSuffix("/") ? "" : "/") + component
+                guard monitor.watchDirectory(directory) else { return nil }
+            }
+            return monitor.watchFile(descriptor: descriptor) ? s.epoch : nil
+        }
+        guard let epoch, let bytes = Self.read(descriptor, size: size),
+              let digest = FileValidatorCache.sha256(bytes) else { return nil }
+        // Unchanged while it was read, and still what the path leads to?
+        var after = stat(), atPath = stat()
+        guard fstat(descriptor, &after) == 0, OpenFileCache.sameFile(after, st),
+              fstatat(root, relativePath, &atPath, AT_SYMLINK_NOFOLLOW) == 0, OpenFileCache.sameFile(atPath, st) else {
+            return nil
+        }
+        let snapshot = Snapshot(bytes: bytes, stat: st, validators: FileValidatorCache.validators(digest: digest, stat: st),
+                                relativePath: relativePath, checkedAt: MonotonicClock.nanoseconds())
+        let stored: Bool = state.withLock { s in
+            s.discardIfChanged()
+            guard s.epoch == epoch else { return false }
+            let old = s.snapshots[String(key)]
+            if old == nil && s.snapshots.count >= capacity || s.bytes - (old?.bytes.count ?? 0) + size > byteBudget {
+                s.reset()
+                return false
+            }
+            s.snapshots[String(key)] = snapshot
+            s.bytes += size - (old?.bytes.count ?? 0)
+            return true
+        }
+        return stored ? snapshot : nil
+    }
+
+    /// The first `size` bytes of the file, or nil if it is shorter now.
+    private static func read(_ descriptor: Int32, size: Int) -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: size)
+        var done = 0
+        while done < size {
+            let n = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + done, size - done, off_t(done)) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return nil }
+            done += n
+        }
+        return bytes
+    }
+}
