@@ -283,10 +283,11 @@ final class Connection: @unchecked Sendable {
         currentStart = MonotonicClock.nanoseconds()
         currentKeepAlive = parsed.keepAlive && requestsServed < context.configuration.maxRequestsPerConnection
         currentVersion = parsed.version
-        var head = parsed.makeHTTPRequest()
         // https on TLS connections, or when a trusted proxy says so (TrustedProxies); else http.
-        head.scheme = context.configuration.trustedProxies.scheme(
-            secureConnection: transport.isSecure, remoteAddress: remoteAddress, fields: head.headerFields)
+        let head = parsed.makeHTTPRequest { fields in
+            context.configuration.trustedProxies.scheme(secureConnection: transport.isSecure, remoteAddress: remoteAddress,
+                                                        fields: fields)
+        }
         currentIsHead = head.method == .head
         if context.accessLog.isEnabled {
             currentMethod = parsed.method

@@ -26,15 +26,24 @@ import Synchronization
 /// Bounded: files up to `maximumFileBytes`, at most `capacity` snapshots and `byteBudget` bytes; when
 /// either would be exceeded the cache starts over (and drops its watches). Without inotify it caches
 /// nothing. Thread-safety: one `Mutex` around the table and the monitor; file reads and hashing happen
-/// outside it. Snapshots are immutable values. Any thread.
+/// outside it. Snapshots are immutable but for an atomic time stamp. Any thread.
 final class FileSnapshotCache: Sendable {
-    struct Snapshot: Sendable {
+    /// One file version. Immutable apart from `checkedAt`; a class, so handing it out costs one retain.
+    final class Snapshot: Sendable {
         let bytes: [UInt8]
         let stat: stat
         let validators: FileValidatorCache.Validators
         let relativePath: String
         /// When `stat` was last confirmed by `fstatat` (MonotonicClock nanoseconds).
-        var checkedAt: UInt64
+        let checkedAt: Atomic<UInt64>
+
+        init(bytes: [UInt8], stat: stat, validators: FileValidatorCache.Validators, relativePath: String) {
+            self.bytes = bytes
+            self.stat = stat
+            self.validators = validators
+            self.relativePath = relativePath
+            checkedAt = Atomic(MonotonicClock.nanoseconds())
+        }
     }
 
     let maximumFileBytes: Int
@@ -83,19 +92,16 @@ final class FileSnapshotCache: Sendable {
             s.discardIfChanged()
             return s.snapshots[String(key)]
         }
-        guard var snapshot = found else { return nil }
+        guard let snapshot = found else { return nil }
         let now = MonotonicClock.nanoseconds()
-        if now &- snapshot.checkedAt < recheckInterval { return snapshot }
+        if now &- snapshot.checkedAt.load(ordering: .relaxed) < recheckInterval { return snapshot }
         var current = stat()
         guard fstatat(root, snapshot.relativePath, &current, AT_SYMLINK_NOFOLLOW) == 0,
               OpenFileCache.sameFile(current, snapshot.stat) else {
             state.withLock { s in s.reset() }
             return nil
         }
-        snapshot.checkedAt = now
-        state.withLock { s in
-            if s.snapshots[String(key)]?.stat.st_ino == snapshot.stat.st_ino { s.snapshots[String(key)] = snapshot }
-        }
+        snapshot.checkedAt.store(now, ordering: .relaxed)
         return snapshot
     }
 
@@ -128,7 +134,7 @@ final class FileSnapshotCache: Sendable {
             return nil
         }
         let snapshot = Snapshot(bytes: bytes, stat: st, validators: FileValidatorCache.validators(digest: digest, stat: st),
-                                relativePath: relativePath, checkedAt: MonotonicClock.nanoseconds())
+                                relativePath: relativePath)
         let stored: Bool = state.withLock { s in
             s.discardIfChanged()
             guard s.epoch == epoch else { return false }

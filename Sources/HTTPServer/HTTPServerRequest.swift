@@ -39,8 +39,9 @@ public struct HTTPServerRequest: Sendable {
 extension ParsedRequest {
     /// Converts the parser's output into the handler currency. The method is a validated token and
     /// names are validated tokens, so the HTTPTypes initialisers cannot fail here; field values are
-    /// passed as bytes (lenient form keeps obs-text bytes as they are).
-    func makeHTTPRequest() -> HTTPRequest {
+    /// passed as bytes (lenient form keeps obs-text bytes as they are). `scheme` decides the scheme
+    /// from the header fields (it replaces one an absolute-form target names).
+    func makeHTTPRequest(scheme: (HTTPFields) -> String) -> HTTPRequest {
         let method = HTTPRequest.Method(self.method) ?? .get
         var fields = HTTPFields()
         fields.reserveCapacity(fieldCount)
@@ -51,7 +52,6 @@ extension ParsedRequest {
             if name == hostFieldName && authority == nil { authority = field.value }
             fields.append(field)
         }
-        var scheme: String? = "http"
         var path = target
         switch targetForm {
         case .origin, .asterisk:
@@ -60,7 +60,6 @@ extension ParsedRequest {
             // http://authority/path?query → path "/path?query"; authority from the target wins (RFC 9112 §3.2.2).
             let separator = path.firstRange(of: "://")
             let afterScheme = separator.map { path[$0.upperBound...] } ?? path[...]
-            scheme = String(path[..<(separator?.lowerBound ?? path.startIndex)]).lowercased()
             if let slash = afterScheme.firstIndex(where: { $0 == "/" || $0 == "?" }) {
                 authority = String(afterScheme[..<slash])
                 path = afterScheme[slash] == "/" ? String(afterScheme[slash...]) : "/" + afterScheme[slash...]
@@ -69,7 +68,7 @@ extension ParsedRequest {
                 path = "/"
             }
         }
-        return HTTPRequest(method: method, scheme: scheme, authority: authority, path: path, headerFields: fields)
+        return HTTPRequest(method: method, scheme: scheme(fields), authority: authority, path: path, headerFields: fields)
     }
 }
 

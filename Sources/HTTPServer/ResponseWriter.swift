@@ -70,18 +70,19 @@ enum ResponseWriter {
     private static let chunkedLine: [UInt8] = Array("Transfer-Encoding: chunked\r\n".utf8)
     private static let closeLine: [UInt8] = Array("Connection: close\r\n".utf8)
     private static let keepAliveLine: [UInt8] = Array("Connection: keep-alive\r\n".utf8)
-    private static let commonStatusLines: [Int: [UInt8]] = {
-        var d: [Int: [UInt8]] = [:]
-        for code in [200, 204, 206, 301, 304, 400, 403, 404, 405, 408, 413, 414, 416, 417, 431, 500, 501, 503, 505] {
-            d[code] = Array("HTTP/1.1 \(code) \(reasonPhrase(code))\r\n".utf8)
+    /// Status lines of the statuses the server itself sends, indexed by code, with their phrase.
+    private static let commonStatusLines: [(phrase: String, line: [UInt8])?] = {
+        var table = [(phrase: String, line: [UInt8])?](repeating: nil, count: 600)
+        for code in [200, 204, 206, 301, 304, 400, 403, 404, 405, 406, 408, 413, 414, 416, 417, 431, 500, 501, 503, 505] {
+            table[code] = (reasonPhrase(code), Array("HTTP/1.1 \(code) \(reasonPhrase(code))\r\n".utf8))
         }
-        return d
+        return table
     }()
 
     static func statusLine(_ status: HTTPResponse.Status) -> [UInt8] {
-        if status.reasonPhrase.isEmpty || status.reasonPhrase == reasonPhrase(status.code),
-           let line = commonStatusLines[status.code] {
-            return line
+        if status.code >= 0 && status.code < commonStatusLines.count, let common = commonStatusLines[status.code],
+           status.reasonPhrase.isEmpty || status.reasonPhrase == common.phrase {
+            return common.line
         }
         let phrase = status.reasonPhrase.isEmpty ? reasonPhrase(status.code) : status.reasonPhrase
         return Array("HTTP/1.1 \(status.code) \(phrase)\r\n".utf8)

@@ -22,7 +22,7 @@ struct RequestParserTests {
         let req = try #require(r.requests.first)
         #expect(req.values(of: "x-a") == ["1", "2", "3"])
         #expect(req.values(of: "x-b") == [""])
-        let http = req.makeHTTPRequest()
+        let http = req.makeHTTPRequest { _ in "http" }
         #expect(http.headerFields[values: .init("X-A")!] == ["1", "2", "3"])
         #expect(http.authority == "h")
         #expect(http.path == "/")
@@ -38,9 +38,10 @@ struct RequestParserTests {
     @Test func targetForms() throws {
         let abs = try #require(parseAll("GET http://example.com:8080/p?q HTTP/1.1\r\nHost: x\r\n\r\n").requests.first)
         #expect(abs.targetForm == .absolute)
-        let h = abs.makeHTTPRequest()
+        let h = abs.makeHTTPRequest { _ in "https" }
         #expect(h.authority == "example.com:8080")
         #expect(h.path == "/p?q")
+        #expect(h.scheme == "https")
         #expect(parseAll("OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n").requests.first?.targetForm == .asterisk)
         #expect(rejection("GET * HTTP/1.1\r\nHost: x\r\n\r\n") == 400)
         #expect(rejection("GET foo HTTP/1.1\r\nHost: x\r\n\r\n") == 400)
