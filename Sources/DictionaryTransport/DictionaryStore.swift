@@ -18,7 +18,8 @@ public protocol DictionaryStore: Sendable {
     /// The record for `hash` without loading the bytes.
     func metadata(_ hash: DictionaryHash) -> DictionaryMetadata?
 
-    /// Notes that the dictionary was advertised or used at `date` (cheap; persisted by ``flush()``).
+    /// Notes that the dictionary was advertised or used at `date` (cheap; persisted by ``flush()``;
+    /// `lastServed` moves in steps of at least a second).
     /// False when the store does not hold `hash` (never stored, or removed by retention since).
     @discardableResult
     func recordServed(_ hash: DictionaryHash, at date: Date) -> Bool

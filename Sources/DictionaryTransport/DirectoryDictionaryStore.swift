@@ -146,8 +146,10 @@ public final class DirectoryDictionaryStore: DictionaryStore {
     public func recordServed(_ hash: DictionaryHash, at date: Date) -> Bool {
         state.withLock { state in
             // Updated in place (one hash of the key, no copy of the record): called on every request.
+            // Whole seconds are enough for `lastServed`: a busy dictionary is rewritten at most once a
+            // second, not once per request.
             guard let i = state.index.index(forKey: hash) else { return false }
-            guard date > state.index.values[i].lastServed else { return true }
+            guard date.timeIntervalSince(state.index.values[i].lastServed) >= 1 else { return true }
             state.index.values[i].lastServed = date
             if let maxAge = state.index.values[i].maxAge {
                 state.index.values[i].expires = date.addingTimeInterval(TimeInterval(maxAge))

@@ -4,7 +4,9 @@ import HTTPTypes
 /// where it came from. Value type, `Sendable`.
 public struct HTTPServerRequest: Sendable {
     /// Method, scheme/authority/path (path = the request target as received), header fields in order.
-    public var head: HTTPRequest
+    public var head: HTTPRequest {
+        didSet { pathWithoutQuery = Self.pathWithoutQuery(of: head) }
+    }
     /// The complete request body (bodies are limited by `ServerConfiguration.limits.maxBodyBytes`).
     public var body: [UInt8]
     /// HTTP version of the request line.
@@ -19,6 +21,7 @@ public struct HTTPServerRequest: Sendable {
     public init(head: HTTPRequest, body: [UInt8] = [], version: HTTPVersion = .http1_1,
                 remoteAddress: String = "", connectionID: UInt64 = 0, sequenceNumber: Int = 1) {
         self.head = head
+        self.pathWithoutQuery = Self.pathWithoutQuery(of: head)
         self.body = body
         self.version = version
         self.remoteAddress = remoteAddress
@@ -26,8 +29,11 @@ public struct HTTPServerRequest: Sendable {
         self.sequenceNumber = sequenceNumber
     }
 
-    /// The request target's path without the query (`/a/b?x=1` → `/a/b`).
-    public var pathWithoutQuery: Substring {
+    /// The request target's path without the query (`/a/b?x=1` → `/a/b`). Kept up to date with `head`
+    /// (computed once per request, not by every middleware that asks).
+    public private(set) var pathWithoutQuery: Substring
+
+    private static func pathWithoutQuery(of head: HTTPRequest) -> Substring {
         let path = head.path ?? "/"
         // Scanning bytes, not Characters: no grapheme breaking on every request ("?" and "#" are ASCII,
         // so a byte index is a valid String index).
