@@ -101,7 +101,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         if let hit = memo.lookup(key, inner: response, generations: generations),
            hit.effects.replay(path: request.pathWithoutQuery, observer: observer, store: store,
                               variants: variants, library: library) {
-            return respond(conditions.evaluate(HTTPServerResponse(head: hit.head, body: hit.body ?? response.body)))
+            return respond(conditions.evaluate(HTTPServerResponse(prepared: hit.prepared, body: hit.body ?? response.body)))
         }
         compute(request, response, conditions, memo: (key, generations), respond: respond)
     }

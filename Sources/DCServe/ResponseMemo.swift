@@ -28,14 +28,26 @@ final class ResponseMemo: Sendable {
 
     struct Entry: Sendable {
         let inner: InnerResponse
-        /// The middleware's response before conditional evaluation. A nil `body` means: the inner
-        /// response's own body (pass-through responses, possibly with a changed head).
-        let head: HTTPResponse
+        /// The middleware's response before conditional evaluation, its head serialised once. A nil
+        /// `body` means: the inner response's own body (pass-through responses, possibly with a changed
+        /// head).
+        let prepared: PreparedHead
         let body: ResponseBody?
         let effects: ResponseEffects
         let variantsGeneration: UInt64
         let libraryGeneration: UInt64
 
+        init(inner: InnerResponse, head: HTTPResponse, body: ResponseBody?, effects: ResponseEffects,
+             variantsGeneration: UInt64, libraryGeneration: UInt64) {
+            self.inner = inner
+            prepared = PreparedHead(head)
+            self.body = body
+            self.effects = effects
+            self.variantsGeneration = variantsGeneration
+            self.libraryGeneration = libraryGeneration
+        }
+
+        var head: HTTPResponse { prepared.head }
         var bodyBytes: Int { body?.knownLength.map(Int.init) ?? 0 }
     }
 

@@ -328,8 +328,13 @@ final class Connection: @unchecked Sendable {
         currentStatus = code
         if out.capacity == 0 { out.reserveCapacity(1024 + Int(min(response.body.knownLength ?? 0, Int64(context.configuration.inlineFileBodyLimit)))) }
         currentBytes = 0
-        ResponseWriter.appendHead(response.head, framing: framing, keepAlive: keepAlive, requestVersion: currentVersion,
-                                  serverLine: context.serverLine, into: &out)
+        if let prepared = response.prepared {
+            ResponseWriter.appendHead(prepared, framing: framing, keepAlive: keepAlive, requestVersion: currentVersion,
+                                      serverLine: context.serverLine, into: &out)
+        } else {
+            ResponseWriter.appendHead(response.head, framing: framing, keepAlive: keepAlive, requestVersion: currentVersion,
+                                      serverLine: context.serverLine, into: &out)
+        }
         if currentIsHead || bodyForbidden {
             responseComplete()
             return

@@ -5,12 +5,24 @@ import HTTPTypes
 /// The server adds `Date`, `Server`, `Content-Length` / `Transfer-Encoding` and `Connection` itself;
 /// handlers should not set those. Value type, `Sendable`.
 public struct HTTPServerResponse: Sendable {
-    public var head: HTTPResponse
+    public var head: HTTPResponse {
+        didSet { prepared = nil }
+    }
     public var body: ResponseBody
+    /// `head` serialised beforehand, when the response was made from a ``PreparedHead`` and its head
+    /// has not changed since (any change to `head` clears it).
+    public private(set) var prepared: PreparedHead?
 
     public init(head: HTTPResponse, body: ResponseBody = .empty) {
         self.head = head
         self.body = body
+    }
+
+    /// A response whose head is `prepared.head`, sent with `prepared`'s bytes while it is unchanged.
+    public init(prepared: PreparedHead, body: ResponseBody) {
+        self.head = prepared.head
+        self.body = body
+        self.prepared = prepared
     }
 
     public init(status: HTTPResponse.Status, headerFields: HTTPFields = [:], body: ResponseBody = .empty) {

@@ -18,8 +18,23 @@ enum ResponseWriter {
     /// the server owns them.
     static func appendHead(_ response: HTTPResponse, framing: BodyFraming, keepAlive: Bool, requestVersion: HTTPVersion,
                            serverLine: [UInt8]?, into buffer: inout [UInt8]) {
-        let status = response.status
-        buffer.append(contentsOf: statusLine(status))
+        let (hasDate, hasServer) = appendStatusAndFields(response, into: &buffer)
+        appendServerFields(hasDate: hasDate, hasServer: hasServer, framing: framing, keepAlive: keepAlive,
+                           requestVersion: requestVersion, serverLine: serverLine, into: &buffer)
+    }
+
+    /// `appendHead` for a head serialised beforehand.
+    static func appendHead(_ prepared: PreparedHead, framing: BodyFraming, keepAlive: Bool, requestVersion: HTTPVersion,
+                           serverLine: [UInt8]?, into buffer: inout [UInt8]) {
+        buffer.append(contentsOf: prepared.lines)
+        appendServerFields(hasDate: prepared.hasDate, hasServer: prepared.hasServer, framing: framing, keepAlive: keepAlive,
+                           requestVersion: requestVersion, serverLine: serverLine, into: &buffer)
+    }
+
+    /// The status line and the handler's fields, without the ones the server owns; whether `Date`
+    /// and `Server` were among them.
+    static func appendStatusAndFields(_ response: HTTPResponse, into buffer: inout [UInt8]) -> (hasDate: Bool, hasServer: Bool) {
+        buffer.append(contentsOf: statusLine(response.status))
         var hasDate = false, hasServer = false
         for field in response.headerFields {
             let name = field.name
@@ -31,6 +46,13 @@ enum ResponseWriter {
             buffer.append(contentsOf: field.value.utf8)
             buffer.append(0x0D); buffer.append(0x0A)
         }
+        return (hasDate, hasServer)
+    }
+
+    /// `Date`, `Server` (unless the handler set them), the framing field, `Connection`, and the empty
+    /// line that ends the head.
+    private static func appendServerFields(hasDate: Bool, hasServer: Bool, framing: BodyFraming, keepAlive: Bool,
+                                           requestVersion: HTTPVersion, serverLine: [UInt8]?, into buffer: inout [UInt8]) {
         if !hasDate { buffer.append(contentsOf: DateHeaderCache.shared.headerLine()) }
         if !hasServer, let serverLine { buffer.append(contentsOf: serverLine) }
         switch framing {

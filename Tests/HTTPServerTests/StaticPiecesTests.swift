@@ -1,4 +1,5 @@
 import Testing
+import HTTPTypes
 @testable import HTTPServer
 
 @Suite("Path normalisation, byte ranges, dates, ETags, response heads")
@@ -67,5 +68,25 @@ struct StaticPiecesTests {
         var chunk: [UInt8] = []
         ResponseWriter.appendChunk(Array(repeating: 0x61, count: 26), into: &chunk)
         #expect(String(decoding: chunk, as: UTF8.self) == "1a\r\n" + String(repeating: "a", count: 26) + "\r\n")
+    }
+
+    @Test func preparedHeadsSendTheSameBytesAndDetachOnChange() {
+        let head = HTTPResponse(status: .ok, headerFields: [.contentType: "text/plain", .vary: "Accept-Encoding",
+                                                            .connection: "close", .server: "own"])
+        for (framing, keepAlive, version) in [(BodyFraming.contentLength(5), true, HTTPVersion.http1_1),
+                                              (.chunked, false, .http1_1), (.none, true, .http1_0)] {
+            var plain: [UInt8] = [], prepared: [UInt8] = []
+            ResponseWriter.appendHead(head, framing: framing, keepAlive: keepAlive, requestVersion: version,
+                                      serverLine: Array("Server: t\r\n".utf8), into: &plain)
+            ResponseWriter.appendHead(PreparedHead(head), framing: framing, keepAlive: keepAlive, requestVersion: version,
+                                      serverLine: Array("Server: t\r\n".utf8), into: &prepared)
+            #expect(prepared == plain)
+        }
+        var response = HTTPServerResponse(prepared: PreparedHead(head), body: .bytes([1]))
+        #expect(response.prepared != nil)
+        response.body = .bytes([2])
+        #expect(response.prepared != nil)
+        response.head.headerFields[.vary] = "Accept-Encoding, Available-Dictionary"
+        #expect(response.prepared == nil)
     }
 }
