@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HTTPTypes
 import Synchronization
 
 /// In-memory copies of small files that were requested, with their validators, so a repeat request
@@ -34,14 +35,21 @@ final class FileSnapshotCache: Sendable {
         let stat: stat
         let validators: FileValidatorCache.Validators
         let relativePath: String
+        /// The fields of a full (200) response: ETag, Last-Modified, Content-Type, Accept-Ranges.
+        let fullResponseFields: HTTPFields
         /// When `stat` was last confirmed by `fstatat` (MonotonicClock nanoseconds).
         let checkedAt: Atomic<UInt64>
 
-        init(bytes: [UInt8], stat: stat, validators: FileValidatorCache.Validators, relativePath: String) {
+        init(bytes: [UInt8], stat: stat, validators: FileValidatorCache.Validators, relativePath: String,
+             contentType: HTTPField) {
             self.bytes = bytes
             self.stat = stat
             self.validators = validators
             self.relativePath = relativePath
+            var fields = HTTPFields()
+            fields.append(contentsOf: [validators.etagField, validators.lastModifiedField, contentType,
+                                       HTTPField(name: .acceptRanges, value: "bytes")])
+            fullResponseFields = fields
             checkedAt = Atomic(MonotonicClock.nanoseconds())
         }
     }
@@ -106,10 +114,11 @@ final class FileSnapshotCache: Sendable {
     }
 
     /// Takes a snapshot of the regular file open as `descriptor` (with `fstat` result `st`), reached as
-    /// `relativePath` below the root (`rootPath` absolute, `root` its descriptor) without symlinks.
+    /// `relativePath` below the root (`rootPath` absolute, `root` its descriptor) without symlinks,
+    /// served as `contentType` (which must be a function of `key`).
     /// Returns the snapshot, or nil when the file is too large or could change unnoticed.
     func insert(_ key: Substring, relativePath: String, descriptor: Int32, stat st: stat,
-                root: Int32, rootPath: String) -> Snapshot? {
+                root: Int32, rootPath: String, contentType: HTTPField) -> Snapshot? {
         let size = Int(st.st_size)
         guard (st.st_mode & S_IFMT) == S_IFREG, size <= maximumFileBytes, size <= byteBudget else { return nil }
         // Watches first: from here on every change is queued.
@@ -134,7 +143,7 @@ final class FileSnapshotCache: Sendable {
             return nil
         }
         let snapshot = Snapshot(bytes: bytes, stat: st, validators: FileValidatorCache.validators(digest: digest, stat: st),
-                                relativePath: relativePath)
+                                relativePath: relativePath, contentType: contentType)
         let stored: Bool = state.withLock { s in
             s.discardIfChanged()
             guard s.epoch == epoch else { return false }

@@ -94,7 +94,8 @@ public struct StaticFileHandler: HTTPHandler {
         }
         if isFilePath && !opened.isDirectory {
             if let snapshot = snapshots.insert(path, relativePath: parsed.relativePath, descriptor: opened.file.descriptor,
-                                               stat: opened.stat, root: rootDescriptor.fd, rootPath: resolvedRoot) {
+                                               stat: opened.stat, root: rootDescriptor.fd, rootPath: resolvedRoot,
+                                               contentType: parsed.lastSegmentType) {
                 return fileResponse(snapshot, request: request, contentType: parsed.lastSegmentType)
             }
             openFiles.insert(path, relativePath: parsed.relativePath, file: opened.file, stat: opened.stat)
@@ -211,7 +212,10 @@ public struct StaticFileHandler: HTTPHandler {
 
     private func fileResponse(_ snapshot: FileSnapshotCache.Snapshot, request: HTTPServerRequest,
                               contentType: HTTPField) -> HTTPServerResponse {
-        fileResponse(size: Int64(snapshot.bytes.count), validators: snapshot.validators, request: request,
+        if !Self.isConditionalOrRange(request.head.headerFields) {
+            return HTTPServerResponse(status: .ok, headerFields: snapshot.fullResponseFields, body: .bytes(snapshot.bytes))
+        }
+        return fileResponse(size: Int64(snapshot.bytes.count), validators: snapshot.validators, request: request,
                      contentType: contentType) { range in
             range.count == snapshot.bytes.count ? .bytes(snapshot.bytes)
                                                 : .bytes(Array(snapshot.bytes[Int(range.lowerBound)..<Int(range.upperBound)]))
@@ -261,6 +265,11 @@ public struct StaticFileHandler: HTTPHandler {
             }
         }
         return HTTPServerResponse(status: .ok, headerFields: fields, body: body(0..<size))
+    }
+
+    /// Whether `fields` hold anything that can make a file response other than a full 200.
+    private static func isConditionalOrRange(_ fields: HTTPFields) -> Bool {
+        fields.contains { $0.name == .ifNoneMatch || $0.name == .ifModifiedSince || $0.name == .range }
     }
 
     /// Weak comparison of an If-None-Match list against our strong ETag ("*" matches anything).
