@@ -59,11 +59,6 @@ static inline void dcserve_SSL_observe_socket_reads(SSL *ssl, unsigned char *fla
     BIO_set_callback_arg(rbio, (char *)flag);
     BIO_set_callback_ex(rbio, dcserve_bio_read_observer);
 }
-// Whether the OpenSSL in use may free the record buffers of an idle connection (SSL_free_buffers):
-// releases before 3.0.14 also free a read buffer that still holds a partial record (CVE-2024-4741).
-static inline int dcserve_SSL_free_buffers_is_safe(void) {
-    return OpenSSL_version_num() >= 0x300000e0UL;
-}
 static inline long dcserve_SSL_session_reused(const SSL *ssl) {
     return SSL_session_reused(ssl);
 }

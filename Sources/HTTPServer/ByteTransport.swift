@@ -49,9 +49,6 @@ protocol ByteTransport: AnyObject {
     /// (the descriptor is drained and the transport holds nothing back), so the connection can wait
     /// for the next readiness edge instead of reading until `.wouldBlock`. False when unsure.
     func inputDrained(afterReading count: Int, of requested: Int) -> Bool
-    /// Frees buffers the transport keeps between reads and writes (TLS: OpenSSL's record buffers).
-    /// Called by the connection's sweep while it is idle, with nothing buffered on its side.
-    func releaseBuffers()
 }
 
 extension ByteTransport {
@@ -60,7 +57,6 @@ extension ByteTransport {
     var handshakeTimeout: Duration { .zero }
     var readNeedsWritable: Bool { false }
     func inputDrained(afterReading count: Int, of requested: Int) -> Bool { false }
-    func releaseBuffers() {}
 }
 
 /// Plain TCP over a non-blocking socket descriptor.

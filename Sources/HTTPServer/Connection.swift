@@ -531,13 +531,12 @@ final class Connection: @unchecked Sendable {
     }
 
     /// Called by the loop's sweep (on `queue`): acts on a passed deadline. Also releases the input
-    /// and output buffers (and the transport's) of a connection with nothing in them, so an idle
-    /// keep-alive connection holds none, while a busy one reuses its buffers from request to request.
+    /// and output buffers of a connection with nothing in them, so an idle keep-alive connection holds
+    /// none, while a busy one reuses its buffers from request to request.
     func checkDeadline(_ now: DispatchTime) {
         if state == .reading && inStart == inEnd && outSent == out.count && pendingFile == nil {
             if !inBuffer.isEmpty { inBuffer = [] }
             if out.capacity > 0 { out = [] }
-            transport.releaseBuffers()
         }
         guard state != .closed, deadlineKind != .none, now >= deadline else { return }
         switch deadlineKind {

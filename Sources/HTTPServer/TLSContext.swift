@@ -27,10 +27,6 @@ public final class TLSContext: @unchecked Sendable {
     /// TLS 1.2 suites (TLS 1.3 suites are OpenSSL's defaults, all AEAD): forward secret and AEAD only.
     static let tls12Ciphers = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
 
-    /// True when `TLSTransport.releaseBuffers` may free an idle connection's record buffers (OpenSSL
-    /// >= 3.0.14); otherwise OpenSSL releases them after every read and write.
-    static let freesIdleBuffers = dcserve_SSL_free_buffers_is_safe() == 1
-
     /// Reads the PEM files named in `configuration` and builds the contexts; throws
     /// `TLSContextError` naming the file that failed.
     public init(configuration: TLSConfiguration) throws {
@@ -72,13 +68,8 @@ public final class TLSContext: @unchecked Sendable {
             }
             _ = SSL_CTX_set_options(ctx, dcserve_SSL_OP_server_defaults())
             guard SSL_CTX_set_cipher_list(ctx, tls12Ciphers) == 1 else { throw TLSContextError("cipher list rejected") }
-            // Partial writes let the connection keep its own output buffer. Idle connections give back
-            // their ~17 KiB record buffers through the connection's sweep (`TLSTransport.releaseBuffers`)
-            // rather than SSL_MODE_RELEASE_BUFFERS, which frees and reallocates both on every request;
-            // that mode remains the fallback where freeing them later is unsafe.
-            var mode = SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER
-            if !freesIdleBuffers { mode |= SSL_MODE_RELEASE_BUFFERS }
-            _ = dcserve_SSL_CTX_set_mode(ctx, Int(mode))
+            // Partial writes let the connection keep its own output buffer; release idle buffers.
+            _ = dcserve_SSL_CTX_set_mode(ctx, Int(SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS))
             // Read as much as the socket has into OpenSSL's buffer: one read(2) per request instead of
             // one for each record's header and one for its body. TLSTransport reads until it would
             // block, so nothing is left in that buffer unnoticed.

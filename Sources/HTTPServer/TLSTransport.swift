@@ -108,12 +108,6 @@ final class TLSTransport: ByteTransport {
 
     func sendFile(_ file: Int32, offset: Int64, count: Int) -> TransportResult? { nil }
 
-    /// Frees OpenSSL's record buffers (allocated again by the next read or write); a no-op while they
-    /// hold unread or unsent bytes, and where `TLSContext.freesIdleBuffers` is false.
-    func releaseBuffers() {
-        if TLSContext.freesIdleBuffers { _ = SSL_free_buffers(ssl) }
-    }
-
     /// Sends close_notify when the session is healthy (best effort, never waits), then frees the
     /// `SSL` object and closes the descriptor.
     func close() {
