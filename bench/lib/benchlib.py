@@ -39,6 +39,7 @@ class Process:
         self.log = tempfile.NamedTemporaryFile(prefix="bench-", suffix=".log", delete=False)
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=env, cwd=cwd)
         self.port = port
+        self.plain_port = port  # servers with a TLS listener on `port` set their plain HTTP one here
         try:
             wait_port(port)
         except Exception:
@@ -91,7 +92,7 @@ class Process:
 
 def dcserve(args: list[str], env: dict | None = None, ssl: tuple[str, str] | None = None) -> Process:
     """dcserve on a free port. `ssl=(certificate, key)`: also an HTTPS listener, whose port is then
-    the returned process's `port` (the plain listener stays open on another port)."""
+    the returned process's `port` (the plain listener stays open on `plain_port`)."""
     port = free_port()
     full_env = dict(os.environ, **(env or {}))
     tls_args: list[str] = []
@@ -99,13 +100,18 @@ def dcserve(args: list[str], env: dict | None = None, ssl: tuple[str, str] | Non
     if ssl:
         wait = free_port()
         tls_args = ["--tls-port", str(wait), "--tls-cert", ssl[0], "--tls-key", ssl[1]]
-    return Process([DCSERVE, "serve", "--port", str(port), "--no-access-log", "--log-level", "warning", *tls_args, *args],
-                   wait, env=full_env)
+    process = Process([DCSERVE, "serve", "--port", str(port), "--no-access-log", "--log-level", "warning", *tls_args, *args],
+                      wait, env=full_env)
+    process.plain_port = port
+    return process
 
 
 def nginx(root: str, workers: int = 2, ssl: tuple[str, str] | None = None) -> Process:
     """nginx from Debian's package with its own prefix: `workers` workers, access log off.
-    `ssl=(certificate, key)`: the listener speaks TLS 1.3 only, with a shared session cache and tickets."""
+    `ssl=(certificate, key)`: the listener speaks TLS 1.3 only, with a shared session cache and tickets;
+    a second listener on `plain_port` serves plain HTTP, with sendfile (and so tcp_nopush) off: nginx
+    never uses sendfile under TLS, so both listeners then answer through the same system calls
+    (open, pread, write, close) and their CPU per request differs by the cost of TLS alone."""
     binary = shutil.which("nginx") or "/usr/sbin/nginx"
     prefix = tempfile.mkdtemp(prefix="bench-nginx-")
     # nginx workers drop privileges (user nobody): the served tree must be world-readable.
@@ -116,8 +122,11 @@ def nginx(root: str, workers: int = 2, ssl: tuple[str, str] | None = None) -> Pr
     port = free_port()
     conf = os.path.join(prefix, "nginx.conf")
     ssl_conf = ""
+    plain_port = port
     if ssl:
-        ssl_conf = (f"ssl_certificate {ssl[0]}; ssl_certificate_key {ssl[1]}; ssl_protocols TLSv1.3; "
+        plain_port = free_port()
+        ssl_conf = (f"listen 127.0.0.1:{plain_port}; sendfile off; "
+                    f"ssl_certificate {ssl[0]}; ssl_certificate_key {ssl[1]}; ssl_protocols TLSv1.3; "
                     "ssl_session_cache shared:SSL:10m; ssl_session_tickets on;")
     with open(conf, "w") as f:
         f.write(f"""
@@ -137,7 +146,9 @@ http {{
     server {{ listen 127.0.0.1:{port}{" ssl" if ssl else ""}; root {root}; {ssl_conf} }}
 }}
 """)
-    return Process([binary, "-p", prefix, "-c", conf], port)
+    process = Process([binary, "-p", prefix, "-c", conf], port)
+    process.plain_port = plain_port
+    return process
 
 
 def wrk(url: str, connections: int = 64, seconds: int = 10, threads: int = 2,

@@ -4,7 +4,10 @@
    TLS 1.3 handshake (ECDHE + certificate signature) per GET;
 2. resumed handshakes/s: wrk with `Connection: close` (a new connection per request; wrk resumes
    sessions, so these are PSK resumptions: dcserve's own counters showed ~98% resumed);
-3. keep-alive req/s: wrk -c 64 over TLS on one small file.
+3. keep-alive req/s: wrk -c 64 over TLS on one small file;
+4. the same over plain HTTP on the same server process, whose plain response path matches its TLS one
+   (dcserve writes the small file inline; nginx's plain listener has sendfile off, as nginx always
+   has under TLS), so "TLS cost" = TLS minus plain CPU per request is what TLS alone adds.
 Runs BENCH_ROUNDS (default 2) rounds, alternating which server goes first; prints the means side by
 side, the ratio dcserve/nginx (target >= 0.8), and each server's CPU time per request.
 """
@@ -60,7 +63,8 @@ def main() -> None:
         "nginx": lambda: benchlib.nginx(site, workers=2, ssl=tls),
     }
     # Rounds alternate which server goes first, so neither always runs on a warmer (or busier) machine.
-    runs: dict[str, dict[str, list[dict]]] = {name: {"full": [], "handshakes": [], "keepalive": []} for name in servers}
+    runs: dict[str, dict[str, list[dict]]] = {name: {"full": [], "handshakes": [], "keepalive": [], "plain": []}
+                                              for name in servers}
     for round_index in range(ROUNDS):
         order = list(servers) if round_index % 2 == 0 else list(reversed(servers))
         for name in order:
@@ -71,6 +75,8 @@ def main() -> None:
                 runs[name]["handshakes"].append(
                     benchlib.wrk(url, connections=32, seconds=SECONDS, headers={"Connection": "close"}, server=server))
                 runs[name]["keepalive"].append(benchlib.wrk(url, connections=64, seconds=SECONDS, server=server))
+                runs[name]["plain"].append(benchlib.wrk(f"http://127.0.0.1:{server.plain_port}/index.html",
+                                                        connections=64, seconds=SECONDS, server=server))
 
     def mean(name: str, key: str, field: str) -> float:
         return statistics.mean(r[field] for r in runs[name][key])
@@ -78,7 +84,7 @@ def main() -> None:
     print(f"bench/tls  ({SECONDS} s per run, {ROUNDS} alternating rounds, means; TLS 1.3, ECDSA P-256; wrk -t 2)")
     print(f"{'':28}{'dcserve':>12}{'nginx':>12}{'ratio':>8}")
     for key, label in (("full", "full handshakes/s (s_time)"), ("handshakes", "resumed handshakes/s (wrk)"),
-                       ("keepalive", "keep-alive req/s (-c 64)")):
+                       ("keepalive", "keep-alive req/s (-c 64)"), ("plain", "plain HTTP keep-alive req/s")):
         d, n = mean("dcserve", key, "rps"), mean("nginx", key, "rps")
         print(f"{label:28}{d:12.0f}{n:12.0f}{d / n:8.2f}   (runs: "
               + ", ".join(f"{r['rps']:.0f}/{m['rps']:.0f}" for r, m in zip(runs["dcserve"][key], runs["nginx"][key])) + ")")
@@ -86,6 +92,8 @@ def main() -> None:
             print(f"{'  p99 latency ms':28}{mean('dcserve', key, 'p99_ms'):12.2f}{mean('nginx', key, 'p99_ms'):12.2f}")
             dc, nc = mean("dcserve", key, "cpu_us"), mean("nginx", key, "cpu_us")
             print(f"{'  server cpu us/request':28}{dc:12.1f}{nc:12.1f}{dc / nc:8.2f}")
+    dc, nc = (mean(name, "keepalive", "cpu_us") - mean(name, "plain", "cpu_us") for name in ("dcserve", "nginx"))
+    print(f"{'TLS cost cpu us/request':28}{dc:12.1f}{nc:12.1f}   (keep-alive TLS minus plain HTTP)")
     for name, by_key in runs.items():
         for key, results in by_key.items():
             for r in results:
