@@ -40,9 +40,11 @@ public struct DictionaryTrainingOptions: Sendable {
     public var selectionLevel = 9
     /// At most this many validation bytes are compressed per candidate (samples in split order).
     public var maxValidationBytes = 4 << 20
-    /// At most this many training bytes go to the (memory-hungry) cover builder.
+    /// At most this many training bytes go to a cover builder (ZDICT's needs a suffix array;
+    /// ``DocumentFrequencyCover`` 4 bytes per input byte).
     public var maxCoverBytes = 64 << 20
-    /// The refined candidate cuts the dictionary out of a cover pool this many times the target size.
+    /// The refined candidate cuts the dictionary out of a ``DocumentFrequencyCover`` pool this many
+    /// times the target size.
     public var poolFactor = 3
     /// At most this many bytes of training samples vote on which bytes of each pool are used.
     public var maxUsageBytes = 32 << 20
@@ -86,11 +88,12 @@ public struct TrainingResult: Sendable {
 /// Builds a raw RFC 9842 dictionary from sample responses.
 ///
 /// Pipeline: split the samples (``TrainingSplit``); build candidates from the training set with
-/// ZDICT (``ZstdDictionaryBuilder``), refined by measured use (``DictionaryUsageRefiner``), plus the
-/// newest sample itself (see ``TrainingEffort``); compress the validation set with each candidate
-/// through ``DCZ`` at `selectionLevel`; keep the smallest (ties: earlier candidate, in the order
-/// fastcover, newest-sample, cover, cover-refined). Scoring of the first candidates runs on a second
-/// thread while cover builds; ZDICT itself always runs single-threaded.
+/// ZDICT (``ZstdDictionaryBuilder``) and with ``DocumentFrequencyCover`` pools refined by measured
+/// use (``DictionaryUsageRefiner``), plus the newest sample itself (see ``TrainingEffort``); compress
+/// the validation set with each candidate through ``DCZ`` at `selectionLevel`; keep the smallest
+/// (ties: earlier candidate, in the order fastcover, newest-sample, cover, cover-refined). Scoring of
+/// the first candidates runs on a second thread while the others build; ZDICT itself always runs
+/// single-threaded.
 /// The held-out set is not touched: ``DictionaryEvaluation`` reports on it.
 ///
 /// Deterministic: same samples (by name and bytes), options and seed → same bytes. Runs on the
