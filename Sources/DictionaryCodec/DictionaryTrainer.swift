@@ -5,15 +5,16 @@ import Foundation
 /// | effort | candidates |
 /// |---|---|
 /// | `fast` | fastCover (d = 8, 4 values of k: what `zstd --train` does) · newest sample |
-/// | `default` | newest sample · 3 × cover-refined (cover k = target/50 in 256…2000, d = 8) |
+/// | `default` | newest sample · 3 × cover-refined (k = target/50 in 256…2000, d = 8) |
 /// | `max` | fastCover (d = 6 and 8, 40 values of k) · newest sample · cover optimised (d = 6 and 8, 8 values of k) · 3 × cover-refined |
 ///
 /// `cover-refined` (when there are at least 15 training samples): for each third of the training
-/// samples (by name order), cover (same k and d) builds a pool `poolFactor` times the target size;
-/// every other training sample votes on which pool bytes zstd actually uses (``DictionaryUsageRefiner``),
-/// and the most used segments make the dictionary. The three variants run side by side; the
-/// validation set picks (a plain cover dictionary scored ~2–3 % worse on HTML, so it is not built).
-/// With fewer training samples, `default` builds fastCover and cover at the target size instead.
+/// samples (by name order), ``DocumentFrequencyCover`` builds a pool `poolFactor` times the target
+/// size; the training samples of the other two thirds vote on which pool bytes zstd actually uses
+/// (``DictionaryUsageRefiner``), and the most used segments make the dictionary. The three variants
+/// run side by side; the validation set picks (a plain cover dictionary scored ~2–3 % worse on HTML,
+/// so it is not built). With fewer training samples, `default` builds fastCover and cover at the
+/// target size instead.
 public enum TrainingEffort: String, Sendable, CaseIterable {
     case fast
     case `default`
@@ -39,11 +40,13 @@ public struct DictionaryTrainingOptions: Sendable {
     public var selectionLevel = 9
     /// At most this many validation bytes are compressed per candidate (samples in split order).
     public var maxValidationBytes = 4 << 20
-    /// At most this many training bytes go to the (memory-hungry) cover builder.
+    /// At most this many training bytes go to a cover builder (ZDICT's needs a suffix array;
+    /// ``DocumentFrequencyCover`` 4 bytes per input byte).
     public var maxCoverBytes = 64 << 20
-    /// The refined candidate cuts the dictionary out of a cover pool this many times the target size.
+    /// The refined candidate cuts the dictionary out of a ``DocumentFrequencyCover`` pool this many
+    /// times the target size.
     public var poolFactor = 3
-    /// At most this many bytes of training samples (every other one) vote on which pool bytes are used.
+    /// At most this many bytes of training samples vote on which bytes of each pool are used.
     public var maxUsageBytes = 32 << 20
     /// dcz level the usage votes are measured at (a fast proxy for the levels served).
     public var usageLevel = 9
@@ -85,11 +88,12 @@ public struct TrainingResult: Sendable {
 /// Builds a raw RFC 9842 dictionary from sample responses.
 ///
 /// Pipeline: split the samples (``TrainingSplit``); build candidates from the training set with
-/// ZDICT (``ZstdDictionaryBuilder``), refined by measured use (``DictionaryUsageRefiner``), plus the
-/// newest sample itself (see ``TrainingEffort``); compress the validation set with each candidate
-/// through ``DCZ`` at `selectionLevel`; keep the smallest (ties: earlier candidate, in the order
-/// fastcover, newest-sample, cover, cover-refined). Scoring of the first candidates runs on a second
-/// thread while cover builds; ZDICT itself always runs single-threaded.
+/// ZDICT (``ZstdDictionaryBuilder``) and with ``DocumentFrequencyCover`` pools refined by measured
+/// use (``DictionaryUsageRefiner``), plus the newest sample itself (see ``TrainingEffort``); compress
+/// the validation set with each candidate through ``DCZ`` at `selectionLevel`; keep the smallest
+/// (ties: earlier candidate, in the order fastcover, newest-sample, cover, cover-refined). Scoring of
+/// the first candidates runs on a second thread while the others build; ZDICT itself always runs
+/// single-threaded.
 /// The held-out set is not touched: ``DictionaryEvaluation`` reports on it.
 ///
 /// Deterministic: same samples (by name and bytes), options and seed → same bytes. Runs on the
@@ -113,17 +117,21 @@ public enum DictionaryTrainer {
         let validation = validationSamples
 
         // Refined candidates (see ``TrainingEffort``): one per third of the training samples (by name
-        // order), each a cover pool cut down by the votes of every other training sample (voting with
-        // all of them measured no better on HTML, at twice the time); validation picks.
+        // order), each a pool cut down by the votes of the samples it was not built from (voters that
+        // include the pool's own samples favour their peculiarities: measured worse on validation);
+        // validation picks.
         let refines = options.effort != .fast && split.training.count >= 15
         let variants = refines ? 3 : 0
-        var usageSamples: [[UInt8]] = []
-        var usageTotal = 0
-        for (i, sample) in split.training.enumerated() where refines && i % 2 == 0 && usageTotal < options.maxUsageBytes {
-            usageSamples.append(sample.bytes)
-            usageTotal += sample.bytes.count
+        let voters = (0..<variants).map { variant in
+            var chosen: [[UInt8]] = []
+            var total = 0
+            for (i, sample) in split.training.enumerated() where i % variants != variant && total < options.maxUsageBytes {
+                chosen.append(sample.bytes)
+                total += sample.bytes.count
+            }
+            return chosen
         }
-        let votingSamples = usageSamples
+        let usageTotal = voters.first.map { $0.reduce(0) { $0 + $1.count } } ?? 0
         var coverLimits = options.limits
         coverLimits.maxTrainingBytes = min(options.limits.maxTrainingBytes, options.maxCoverBytes)
         let coverBuffer = buffer.bytes.count > coverLimits.maxTrainingBytes
@@ -149,11 +157,11 @@ public enum DictionaryTrainer {
         }
         switch options.effort {
         case .fast: break
-        case .default: progress?.plan("cover", estimatedSeconds: 0.2 + coverMB * 0.35)
+        case .default: if !refines { progress?.plan("cover", estimatedSeconds: 0.2 + coverMB * 0.35) }
         case .max: progress?.plan("cover", estimatedSeconds: 0.2 + coverMB * (0.35 + 8 * 0.25))
         }
         if refines {
-            progress?.plan("refine", estimatedSeconds: 0.1 + (coverMB * 0.2 + Double(usageTotal) / 1_048_576 * 0.06 + validationMB * 0.4) * 1.5)
+            progress?.plan("refine", estimatedSeconds: 0.1 + (coverMB * 0.05 + Double(usageTotal) / 1_048_576 * 0.03 + validationMB * 0.2) * 1.5)
         }
         progress?.plan("choose", estimatedSeconds: 0.1 + validationMB * 0.4 * 2)
 
@@ -212,7 +220,7 @@ public enum DictionaryTrainer {
 
         var lateScores: [Int?] = []
         if options.effort != .fast {
-            progress?.begin("cover")
+            if options.effort == .max || !refines { progress?.begin("cover") }
             clock = Date()
             if options.effort == .max {
                 let result = try ZstdDictionaryBuilder.optimizeCover(coverBuffer, targetSize: options.targetSize, d: 0, steps: 8)
@@ -223,7 +231,7 @@ public enum DictionaryTrainer {
                 built.append(("cover", coverParameters.description, content, Date().timeIntervalSince(clock)))
                 lateScores.append(nil)
             }
-            progress?.end()
+            if options.effort == .max || !refines { progress?.end() }
             if refines {
                 progress?.begin("refine")
                 // The variants are independent pure functions of their inputs: run them side by side.
@@ -233,12 +241,10 @@ public enum DictionaryTrainer {
                 DispatchQueue.concurrentPerform(iterations: variants) { variant in
                     results.set(variant, Result(catching: { () throws -> RefinedVariant in
                         let started = Date()
-                        let input = variantBuffers[variant]
-                        // Too little input for a pool that big: fall back to a target-size pool.
-                        let pool = try (try? ZstdDictionaryBuilder.cover(input, targetSize: poolSize, parameters: coverParameters))
-                            ?? ZstdDictionaryBuilder.cover(input, targetSize: targetSize, parameters: coverParameters)
-                        let usage = try DictionaryUsageRefiner.usage(of: pool, samples: votingSamples, level: usageLevel)
-                        let refined = DictionaryUsageRefiner.select(pool: pool, usage: usage, targetSize: targetSize)
+                        let pool = DocumentFrequencyCover.build(
+                            variantBuffers[variant], targetSize: poolSize, k: coverParameters.k, d: coverParameters.d)
+                        let refined = try DictionaryUsageRefiner.refine(
+                            pool: pool, samples: voters[variant], targetSize: targetSize, level: usageLevel)
                         let refinedSeconds = Date().timeIntervalSince(started)
                         return RefinedVariant(
                             pool: pool.count, refined: refined,
@@ -250,7 +256,7 @@ public enum DictionaryTrainer {
                     let result = try results.get(variant)
                     built.append((
                         "cover-refined",
-                        "\(coverParameters) pool=\(result.pool) from samples \(variant + 1)/\(variants), votes from \(votingSamples.count)",
+                        "\(coverParameters) pool=\(result.pool) from samples \(variant + 1)/\(variants), votes from \(voters[variant].count)",
                         result.refined, result.refinedSeconds))
                     lateScores.append(result.refinedScore)
                 }

@@ -8,10 +8,13 @@ import CZstd
 ///    (one vote per sample, so one page repeating a string cannot outvote the site).
 /// 2. ``select(pool:usage:targetSize:gap:)``: find the highest vote threshold whose segments (runs of
 ///    bytes at or above it, bridging gaps of up to `gap` bytes) still fill `targetSize`; keep the
-///    segments with the most votes per byte until the budget is full; lay them out in pool order
-///    (cover puts its best segments last, nearest the data, where offsets are cheapest for zstd and
-///    brotli; measured slightly better than ordering by votes). Leftover budget is filled with
-///    unselected pool bytes (pool order, from its end) placed first.
+///    segments with the most votes per byte until the budget is full; lay them out from fewest to
+///    most votes per byte, so the most used bytes end the dictionary, nearest the data, where offsets
+///    are cheapest for zstd and brotli. Leftover budget is filled with unselected pool bytes (pool
+///    order, from its end) placed first.
+/// 3. ``refine(pool:samples:targetSize:level:)``: both steps, then a second round on the pool with
+///    the first result appended: matches now prefer that nearer copy, so the rest of the pool only
+///    keeps votes for what the first result lacks, and the second cut trades in what adds most.
 ///
 /// Stateless, deterministic (same inputs → same bytes) and thread-safe; inputs are only read.
 public enum DictionaryUsageRefiner {
@@ -21,14 +24,19 @@ public enum DictionaryUsageRefiner {
         var votes = [UInt32](repeating: 0, count: pool.count)
         guard !pool.isEmpty, let cctx = ZSTD_createCCtx() else { return votes }
         defer { ZSTD_freeCCtx(cctx) }
+        // The pool's match-finder tables are built once, not per sample.
+        let cParams = ZSTD_getCParams(Int32(level), UInt64(ZSTD_CONTENTSIZE_UNKNOWN), pool.count)
+        guard let cdict = pool.withUnsafeBytes({
+            ZSTD_createCDict_advanced($0.baseAddress, $0.count, ZSTD_dlm_byCopy, ZSTD_dct_rawContent, cParams,
+                                      ZSTD_customMem(customAlloc: nil, customFree: nil, opaque: nil))
+        }) else { throw .zdict("ZSTD_createCDict_advanced failed (out of memory?)") }
+        defer { ZSTD_freeCDict(cdict) }
         var used = [Bool](repeating: false, count: pool.count)
         let dictionarySize = pool.count
         for sample in samples where !sample.isEmpty {
             ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters)
             ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, Int32(level))
-            let loaded = pool.withUnsafeBytes {
-                ZSTD_CCtx_loadDictionary_advanced(cctx, $0.baseAddress, $0.count, ZSTD_dlm_byCopy, ZSTD_dct_rawContent)
-            }
+            let loaded = ZSTD_CCtx_refCDict(cctx, cdict)
             if ZSTD_isError(loaded) != 0 { throw .zdict(String(cString: ZSTD_getErrorName(loaded))) }
             // A sequence holds at least a 3-byte match, plus one delimiter per block.
             var sequences = [ZSTD_Sequence](
@@ -58,6 +66,15 @@ public enum DictionaryUsageRefiner {
         return votes
     }
 
+    /// Two rounds of ``usage(of:samples:level:)`` and ``select(pool:usage:targetSize:gap:)`` (see the
+    /// type's documentation): a dictionary of at most `targetSize` bytes cut from `pool`.
+    public static func refine(pool: [UInt8], samples: [[UInt8]], targetSize: Int, level: Int) throws(TrainingError) -> [UInt8] {
+        guard pool.count > targetSize else { return pool }
+        let first = select(pool: pool, usage: try usage(of: pool, samples: samples, level: level), targetSize: targetSize)
+        let extended = pool + first
+        return select(pool: extended, usage: try usage(of: extended, samples: samples, level: level), targetSize: targetSize)
+    }
+
     /// A dictionary of at most `targetSize` bytes made of the pool's most used segments (see the type's
     /// documentation). Returns the pool unchanged when it already fits.
     public static func select(pool: [UInt8], usage: [UInt32], targetSize: Int, gap: Int = 16) -> [UInt8] {
@@ -79,7 +96,7 @@ public enum DictionaryUsageRefiner {
             chosen.append(segment)
             total += segment.range.count
         }
-        chosen.sort { $0.range.lowerBound < $1.range.lowerBound }
+        chosen.reverse()  // the most votes per byte last
 
         // Fill what is left with unselected pool bytes, taken from the pool's end (cover's best).
         var taken = [Bool](repeating: false, count: pool.count)

@@ -29,7 +29,7 @@ import Testing
         #expect(votes[(2010 + phrase.count)...].allSatisfy { $0 == 0 })
     }
 
-    @Test func selectKeepsTheMostUsedSegmentsInPoolOrderAndFillsTheBudget() {
+    @Test func selectKeepsTheMostUsedSegmentsMostUsedLastAndFillsTheBudget() {
         let pool = (0..<300).map { UInt8($0 % 251) }
         var usage = [UInt32](repeating: 0, count: 300)
         for i in 20..<40 { usage[i] = 9 }  // strongly used
@@ -37,10 +37,27 @@ import Testing
         for i in 200..<260 { usage[i] = 1 }  // barely used
         let selected = DictionaryUsageRefiner.select(pool: pool, usage: usage, targetSize: 60, gap: 4)
         #expect(selected.count == 60)
-        // The two used segments end the dictionary, in pool order; the rest is filler from the pool's end.
-        #expect(Array(selected.suffix(50)) == Array(pool[20..<40]) + Array(pool[100..<130]))
+        // The two used segments end the dictionary, the most used last; the rest is filler from the pool's end.
+        #expect(Array(selected.suffix(50)) == Array(pool[100..<130]) + Array(pool[20..<40]))
         #expect(Array(selected.prefix(10)) == Array(pool[290..<300]))
         // A pool that already fits is returned unchanged.
         #expect(DictionaryUsageRefiner.select(pool: pool, usage: usage, targetSize: 300) == pool)
+    }
+
+    @Test func refineKeepsWhatSamplesCopyMostUsedLast() throws {
+        let common = Array("<div class=\"related\" role=\"navigation\"><h3>Navigation</h3><ul><li>index</li>".utf8)
+        let rarer = Array("<p class=\"admonition-title\">Note</p><div class=\"highlight-python3 notranslate\">".utf8)
+        let pool = noise(3000, seed: 1) + rarer + noise(3000, seed: 2) + common + noise(3000, seed: 3)
+        // Four samples copy `common`, two copy `rarer`.
+        let samples = (0..<4).map { noise(400, seed: 20 + UInt32($0)) + common }
+            + (0..<2).map { rarer + noise(400, seed: 30 + UInt32($0)) }
+        let target = common.count + rarer.count + 40
+        let refined = try DictionaryUsageRefiner.refine(pool: pool, samples: samples, targetSize: target, level: 9)
+        #expect(refined.count == target)
+        let text = String(decoding: refined, as: UTF8.self)
+        let commonAt = try #require(text.range(of: String(decoding: common, as: UTF8.self)))
+        let rarerAt = try #require(text.range(of: String(decoding: rarer, as: UTF8.self)))
+        #expect(rarerAt.upperBound <= commonAt.lowerBound)
+        #expect(try DictionaryUsageRefiner.refine(pool: common, samples: samples, targetSize: target, level: 9) == common)
     }
 }

@@ -1,0 +1,114 @@
+/// ZDICT's cover segment selection with fastCover's hashed d-mers, scoring each d-mer by the number of
+/// training pieces that contain it (as exact cover does) rather than by its occurrence count (as
+/// fastCover does), so one page repeating a string cannot outweigh the site.
+///
+/// The training data is cut into epochs; from each epoch in turn the `k`-byte window whose distinct
+/// d-mers have the highest total score is taken (trimmed of d-mers that score 0), those d-mers' scores
+/// are zeroed, and the segment is placed before the ones taken earlier, so the first (best) segments
+/// end the dictionary, nearest the data. Runs in time linear in the input (no suffix array), on the
+/// calling thread, with no global state.
+///
+/// Stateless, deterministic (same input and parameters → same bytes) and thread-safe.
+public enum DocumentFrequencyCover {
+    /// A raw-content dictionary of at most `targetSize` bytes built from `input`'s pieces with segment
+    /// size `k`, d-mer size `d` (4...8) and a hash table of 2^`f` entries (22 by default: fewer
+    /// collisions than fastCover's 20 on tens of MB, measured better on HTML).
+    public static func build(_ input: TrainingBuffer, targetSize: Int, k: Int, d: Int = 8, f: Int = 22) -> [UInt8] {
+        precondition((4...8).contains(d) && k > d && (8...28).contains(f), "d in 4...8, k > d, f in 8...28")
+        let bytes = input.bytes
+        let dmers = bytes.count - 8 + 1  // every hash reads 8 bytes
+        guard dmers > 0, targetSize > 0 else { return [] }
+        let hashes = dmerHashes(bytes, count: dmers, d: d, f: f)
+
+        // Score: number of pieces containing the d-mer.
+        var scores = [UInt32](repeating: 0, count: 1 << f)
+        var lastPiece = [Int32](repeating: -1, count: 1 << f)
+        var pieceStart = 0
+        for (piece, size) in input.pieceSizes.enumerated() {
+            for position in pieceStart..<min(pieceStart + size, dmers) {
+                let h = Int(hashes[position])
+                if lastPiece[h] != Int32(piece) {
+                    lastPiece[h] = Int32(piece)
+                    scores[h] += 1
+                }
+            }
+            pieceStart += size
+        }
+
+        // Epochs as ZDICT computes them (4 passes over the data fill the dictionary).
+        var epochCount = max(1, targetSize / k / 4)
+        var epochSize = dmers / epochCount
+        if epochSize < k * 10 {
+            epochSize = min(k * 10, dmers)
+            epochCount = dmers / epochSize
+        }
+        var inWindow = [UInt16](repeating: 0, count: 1 << f)
+        var segments: [Range<Int>] = []
+        var remaining = targetSize
+        var zeroRun = 0
+        let maxZeroRun = max(10, min(100, epochCount >> 3))
+        var epoch = 0
+        while remaining > 0 {
+            let begin = epoch * epochSize
+            epoch = (epoch + 1) % epochCount
+            guard let best = bestSegment(
+                hashes, begin..<min(begin + epochSize, dmers), dmersInWindow: k - d + 1, scores: scores, inWindow: &inWindow)
+            else {
+                zeroRun += 1
+                if zeroRun >= maxZeroRun { break }
+                continue
+            }
+            zeroRun = 0
+            for position in best { scores[Int(hashes[position])] = 0 }
+            let size = min(best.count + d - 1, remaining)
+            if size < d { break }
+            remaining -= size
+            segments.append(best.lowerBound..<(best.lowerBound + size))
+        }
+        var result: [UInt8] = []
+        result.reserveCapacity(targetSize - remaining)
+        for segment in segments.reversed() { result.append(contentsOf: bytes[segment]) }
+        return result
+    }
+
+    /// The hash of the d-mer starting at every position (fastCover's: the first `d` bytes, little-endian,
+    /// times a 64-bit prime, top `f` bits).
+    private static func dmerHashes(_ bytes: [UInt8], count: Int, d: Int, f: Int) -> [UInt32] {
+        let shift = UInt64(64 - 8 * d)
+        return bytes.withUnsafeBytes { raw in
+            (0..<count).map { position in
+                let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+                return UInt32(truncatingIfNeeded: ((word << shift) &* 0xCF1B_BCDC_B7A5_6463) >> UInt64(64 - f))
+            }
+        }
+    }
+
+    /// The window of `dmersInWindow` positions in `epoch` whose distinct d-mers score highest, trimmed of
+    /// positions whose d-mer scores 0; nil when every window scores 0. `inWindow` is scratch, all zero
+    /// on entry and on return.
+    private static func bestSegment(
+        _ hashes: [UInt32], _ epoch: Range<Int>, dmersInWindow: Int, scores: [UInt32], inWindow: inout [UInt16]
+    ) -> Range<Int>? {
+        var (begin, score) = (epoch.lowerBound, 0)
+        var best = epoch.lowerBound..<epoch.lowerBound
+        var bestScore = 0
+        for end in epoch {
+            let added = Int(hashes[end])
+            if inWindow[added] == 0 { score += Int(scores[added]) }
+            inWindow[added] += 1
+            if end + 1 - begin > dmersInWindow {
+                let removed = Int(hashes[begin])
+                inWindow[removed] -= 1
+                if inWindow[removed] == 0 { score -= Int(scores[removed]) }
+                begin += 1
+            }
+            if score > bestScore { (best, bestScore) = (begin..<(end + 1), score) }
+        }
+        for position in begin..<epoch.upperBound { inWindow[Int(hashes[position])] -= 1 }
+        guard bestScore > 0,
+              let first = best.first(where: { scores[Int(hashes[$0])] > 0 }),
+              let last = best.last(where: { scores[Int(hashes[$0])] > 0 })
+        else { return nil }
+        return first..<(last + 1)
+    }
+}
