@@ -3,21 +3,24 @@ import Glibc
 #endif
 import CLinux
 
-/// Reports whether anything watched changed since the last look: one inotify instance whose watches
-/// cover directories (entries created, deleted, renamed in or out, attributes changed) and files
-/// (content written, attributes changed, deleted, moved).
+/// Reports whether anything watched changed: one inotify instance whose watches cover directories
+/// (entries created, deleted, renamed in or out, attributes changed) and files (content written,
+/// attributes changed, deleted, moved).
 ///
 /// The kernel queues an inotify event inside the system call that makes the change, so once a
-/// `write`, `rename`, `unlink`, `chmod` or `truncate` has returned, `hasChanged()` reports it. Changes
-/// that do not go through such calls are not reported (writes through a shared `mmap`, changes made by
-/// another host on a network file system); `FileSnapshotCache` covers those by re-checking with
-/// `fstatat` after a short age.
+/// `write`, `rename`, `unlink`, `chmod` or `truncate` has returned, `hasPendingEvents()` reports it
+/// until someone drains the queue. Changes that do not go through such calls are not reported
+/// (writes through a shared `mmap`, changes made by another host on a network file system);
+/// `FileSnapshotCache` covers those by re-checking with `fstatat` after a short age.
 ///
-/// Ownership: owns the inotify descriptor (closed on deinit). Not thread-safe: the owner serialises
-/// all calls (FileSnapshotCache calls it only under its lock).
-final class FileChangeMonitor {
+/// Ownership: owns the inotify descriptor for its whole life (closed on deinit).
+/// Thread-safety: `hasPendingEvents()` may be called from any thread at any time (it only polls the
+/// descriptor and consumes nothing); every other method must be serialised by the owner
+/// (FileSnapshotCache calls them only under its lock).
+final class FileChangeMonitor: @unchecked Sendable {
     private let fd: Int32
     private var buffer = [UInt8](repeating: 0, count: 4096)
+    private var watches = Set<Int32>()
 
     /// What a watch reports: changes to content, attributes, and names; never mere reads.
     private static let directoryMask = UInt32(IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO
@@ -36,17 +39,28 @@ final class FileChangeMonitor {
     /// Watches the directory at absolute `path` (not following a final symlink). False when the watch
     /// cannot be added (the path is gone or no longer a directory, or the watch limit is reached).
     func watchDirectory(_ path: String) -> Bool {
-        inotify_add_watch(fd, path, Self.directoryMask) >= 0
+        add(inotify_add_watch(fd, path, Self.directoryMask))
     }
 
     /// Watches the file open as `descriptor`, by inode (writes through any hard link are reported).
     func watchFile(descriptor: Int32) -> Bool {
-        inotify_add_watch(fd, "/proc/self/fd/\(descriptor)", Self.fileMask) >= 0
+        add(inotify_add_watch(fd, "/proc/self/fd/\(descriptor)", Self.fileMask))
+    }
+
+    private func add(_ wd: Int32) -> Bool {
+        guard wd >= 0 else { return false }
+        watches.insert(wd)
+        return true
+    }
+
+    /// Whether events are queued (one `poll` that consumes nothing). Any thread.
+    func hasPendingEvents() -> Bool {
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&p, 1, 0) > 0
     }
 
     /// Reads every queued event; true if there was any (an overflowed queue counts as a change).
-    /// One non-blocking `read` when nothing happened.
-    func hasChanged() -> Bool {
+    func drain() -> Bool {
         var changed = false
         while true {
             let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
@@ -54,5 +68,12 @@ final class FileChangeMonitor {
             if n < 0 && errno == EINTR { continue }
             return changed
         }
+    }
+
+    /// Removes every watch and the events that removal queues (IN_IGNORED).
+    func removeAllWatches() {
+        for wd in watches { inotify_rm_watch(fd, wd) }
+        watches.removeAll()
+        _ = drain()
     }
 }

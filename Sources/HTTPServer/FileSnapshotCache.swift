@@ -16,18 +16,21 @@ import Synchronization
 /// - After the read, `fstat` of the descriptor and `fstatat` of the path must both still equal the
 ///   `stat` taken at open (device, inode, size, mode, mtime, ctime). A change before the watches
 ///   existed shows there; a change after them is an inotify event. Either way nothing is cached.
-/// - Every lookup first reads the inotify queue; any event empties the whole cache (deploys are
+/// - Every lookup first polls the inotify queue (one `poll`, outside the lock, consuming nothing);
+///   when events are queued it drains them under the lock and empties the whole cache (deploys are
 ///   rare; an emptied cache refills on the next requests through the ordinary, symlink-checked path).
 ///   The kernel queues the event inside the changing system call, so a request sent after a change
-///   completed never gets the old bytes.
+///   completed never gets the old bytes. Events are consumed only under the lock, in the same
+///   critical section that empties the table, so a lookup that polls after another thread consumed
+///   them waits for the lock and finds the table already emptied.
 /// - As a safety net for changes inotify cannot see (shared `mmap` writes, network file systems), a
 ///   snapshot older than `recheckInterval` is re-checked with `fstatat` before use.
 /// The bytes and the ETag come from the same read, so a response is always self-consistent.
 ///
 /// Bounded: files up to `maximumFileBytes`, at most `capacity` snapshots and `byteBudget` bytes; when
 /// either would be exceeded the cache starts over (and drops its watches). Without inotify it caches
-/// nothing. Thread-safety: one `Mutex` around the table and the monitor; file reads and hashing happen
-/// outside it. Snapshots are immutable but for an atomic time stamp. Any thread.
+/// nothing. Thread-safety: one `Mutex` around the table and the monitor's watch list (held for
+/// table operations only; the per-request `poll`, file reads and hashing happen outside it). Snapshots are immutable but for an atomic time stamp. Any thread.
 final class FileSnapshotCache: Sendable {
     /// One file version. Immutable apart from `checkedAt`; a class, so handing it out costs one retain.
     final class Snapshot: Sendable {
@@ -58,25 +61,26 @@ final class FileSnapshotCache: Sendable {
     let capacity: Int
     let byteBudget: Int
     let recheckInterval: UInt64
+    /// Nil when inotify is unavailable: then nothing is cached.
+    private let monitor: FileChangeMonitor?
     private let state = Mutex(State())
 
     private struct State: ~Copyable {
-        var monitor: FileChangeMonitor?
         var snapshots: [String: Snapshot] = [:]
         var bytes = 0
         /// Incremented whenever the table is emptied: an insert that began in another epoch is dropped.
         var epoch: UInt64 = 0
 
-        /// Empties the table when the monitor saw a change.
-        mutating func discardIfChanged() {
-            if let monitor, monitor.hasChanged() { reset() }
+        /// Empties the table when the monitor saw a change. Consumes the monitor's events.
+        mutating func discardIfChanged(_ monitor: FileChangeMonitor) {
+            if monitor.drain() { reset(monitor) }
         }
 
-        mutating func reset() {
+        mutating func reset(_ monitor: FileChangeMonitor) {
             snapshots.removeAll()
             bytes = 0
             epoch &+= 1
-            monitor = nil  // drops every watch; a new instance is made for the next insert
+            monitor.removeAllWatches()
         }
     }
 
@@ -87,6 +91,7 @@ final class FileSnapshotCache: Sendable {
         self.byteBudget = byteBudget
         let (seconds, attoseconds) = recheckInterval.components
         self.recheckInterval = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+        monitor = maximumFileBytes > 0 ? FileChangeMonitor() : nil
     }
 
     /// Number of snapshots (for tests and diagnostics).
@@ -95,9 +100,10 @@ final class FileSnapshotCache: Sendable {
     /// The snapshot for request path `key` (as normalised by the caller) if nothing changed since it
     /// was taken; `root` is the document root's descriptor for the periodic re-check.
     func lookup(_ key: Substring, root: Int32) -> Snapshot? {
+        guard let monitor else { return nil }
+        let changed = monitor.hasPendingEvents()
         let found: Snapshot? = state.withLock { s in
-            guard !s.snapshots.isEmpty else { return nil }
-            s.discardIfChanged()
+            if changed { s.discardIfChanged(monitor) }
             return s.snapshots[String(key)]
         }
         guard let snapshot = found else { return nil }
@@ -106,7 +112,7 @@ final class FileSnapshotCache: Sendable {
         var current = stat()
         guard fstatat(root, snapshot.relativePath, &current, AT_SYMLINK_NOFOLLOW) == 0,
               OpenFileCache.sameFile(current, snapshot.stat) else {
-            state.withLock { s in s.reset() }
+            state.withLock { s in s.reset(monitor) }
             return nil
         }
         snapshot.checkedAt.store(now, ordering: .relaxed)
@@ -120,12 +126,12 @@ final class FileSnapshotCache: Sendable {
     func insert(_ key: Substring, relativePath: String, descriptor: Int32, stat st: stat,
                 root: Int32, rootPath: String, contentType: HTTPField) -> Snapshot? {
         let size = Int(st.st_size)
-        guard (st.st_mode & S_IFMT) == S_IFREG, size <= maximumFileBytes, size <= byteBudget else { return nil }
+        guard let monitor, (st.st_mode & S_IFMT) == S_IFREG, size <= maximumFileBytes, size <= byteBudget else {
+            return nil
+        }
         // Watches first: from here on every change is queued.
         let epoch: UInt64? = state.withLock { s in
-            s.discardIfChanged()
-            if s.monitor == nil { s.monitor = FileChangeMonitor() }
-            guard let monitor = s.monitor else { return nil }
+            s.discardIfChanged(monitor)
             var directory = rootPath.isEmpty ? "/" : rootPath
             guard monitor.watchDirectory(directory) else { return nil }
             for component in relativePath.split(separator: "/").dropLast() {
@@ -145,11 +151,11 @@ final class FileSnapshotCache: Sendable {
         let snapshot = Snapshot(bytes: bytes, stat: st, validators: FileValidatorCache.validators(digest: digest, stat: st),
                                 relativePath: relativePath, contentType: contentType)
         let stored: Bool = state.withLock { s in
-            s.discardIfChanged()
+            s.discardIfChanged(monitor)
             guard s.epoch == epoch else { return false }
             let old = s.snapshots[String(key)]
             if old == nil && s.snapshots.count >= capacity || s.bytes - (old?.bytes.count ?? 0) + size > byteBudget {
-                s.reset()
+                s.reset(monitor)
                 return false
             }
             s.snapshots[String(key)] = snapshot
