@@ -44,15 +44,12 @@ final class FileSnapshotCache: Sendable {
         let checkedAt: Atomic<UInt64>
 
         init(bytes: [UInt8], stat: stat, validators: FileValidatorCache.Validators, relativePath: String,
-             contentType: HTTPField) {
+             fullResponseFields: HTTPFields) {
             self.bytes = bytes
             self.stat = stat
             self.validators = validators
             self.relativePath = relativePath
-            var fields = HTTPFields()
-            fields.append(contentsOf: [validators.etagField, validators.lastModifiedField, contentType,
-                                       HTTPField(name: .acceptRanges, value: "bytes")])
-            fullResponseFields = fields
+            self.fullResponseFields = fullResponseFields
             checkedAt = Atomic(MonotonicClock.nanoseconds())
         }
     }
@@ -119,12 +116,12 @@ final class FileSnapshotCache: Sendable {
         return snapshot
     }
 
-    /// Takes a snapshot of the regular file open as `descriptor` (with `fstat` result `st`), reached as
-    /// `relativePath` below the root (`rootPath` absolute, `root` its descriptor) without symlinks,
-    /// served as `contentType` (which must be a function of `key`).
+    /// Takes a snapshot of the regular `file` (with `fstat` result `st`), reached as `relativePath`
+    /// below the root (`rootPath` absolute, `root` its descriptor) without symlinks; `responseFields`
+    /// gives the fields of its full response from its validators (they must depend on `key` only).
     /// Returns the snapshot, or nil when the file is too large or could change unnoticed.
-    func insert(_ key: Substring, relativePath: String, descriptor: Int32, stat st: stat,
-                root: Int32, rootPath: String, contentType: HTTPField) -> Snapshot? {
+    func insert(_ key: Substring, relativePath: String, file: OpenFile, stat st: stat, root: Int32, rootPath: String,
+                responseFields: (FileValidatorCache.Validators) -> HTTPFields) -> Snapshot? {
         let size = Int(st.st_size)
         guard let monitor, (st.st_mode & S_IFMT) == S_IFREG, size <= maximumFileBytes, size <= byteBudget else {
             return nil
@@ -138,18 +135,19 @@ final class FileSnapshotCache: Sendable {
                 directory += (directory.hasSuffix("/") ? "" : "/") + component
                 guard monitor.watchDirectory(directory) else { return nil }
             }
-            return monitor.watchFile(descriptor: descriptor) ? s.epoch : nil
+            return monitor.watchFile(descriptor: file.descriptor) ? s.epoch : nil
         }
-        guard let epoch, let bytes = Self.read(descriptor, size: size),
+        guard let epoch, let bytes = try? FileBody(file: file, range: 0..<Int64(size)).readAll(), bytes.count == size,
               let digest = FileValidatorCache.sha256(bytes) else { return nil }
         // Unchanged while it was read, and still what the path leads to?
         var after = stat(), atPath = stat()
-        guard fstat(descriptor, &after) == 0, OpenFileCache.sameFile(after, st),
+        guard fstat(file.descriptor, &after) == 0, OpenFileCache.sameFile(after, st),
               fstatat(root, relativePath, &atPath, AT_SYMLINK_NOFOLLOW) == 0, OpenFileCache.sameFile(atPath, st) else {
             return nil
         }
-        let snapshot = Snapshot(bytes: bytes, stat: st, validators: FileValidatorCache.validators(digest: digest, stat: st),
-                                relativePath: relativePath, contentType: contentType)
+        let validators = FileValidatorCache.validators(digest: digest, stat: st)
+        let snapshot = Snapshot(bytes: bytes, stat: st, validators: validators, relativePath: relativePath,
+                                fullResponseFields: responseFields(validators))
         let stored: Bool = state.withLock { s in
             s.discardIfChanged(monitor)
             guard s.epoch == epoch else { return false }
@@ -163,18 +161,5 @@ final class FileSnapshotCache: Sendable {
             return true
         }
         return stored ? snapshot : nil
-    }
-
-    /// The first `size` bytes of the file, or nil if it is shorter now.
-    private static func read(_ descriptor: Int32, size: Int) -> [UInt8]? {
-        var bytes = [UInt8](repeating: 0, count: size)
-        var done = 0
-        while done < size {
-            let n = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + done, size - done, off_t(done)) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return nil }
-            done += n
-        }
-        return bytes
     }
 }

@@ -93,9 +93,10 @@ public struct StaticFileHandler: HTTPHandler {
         case .success(let f): opened = f
         }
         if isFilePath && !opened.isDirectory {
-            if let snapshot = snapshots.insert(path, relativePath: parsed.relativePath, descriptor: opened.file.descriptor,
-                                               stat: opened.stat, root: rootDescriptor.fd, rootPath: resolvedRoot,
-                                               contentType: parsed.lastSegmentType) {
+            let contentType = parsed.lastSegmentType
+            if let snapshot = snapshots.insert(path, relativePath: parsed.relativePath, file: opened.file, stat: opened.stat,
+                                               root: rootDescriptor.fd, rootPath: resolvedRoot,
+                                               responseFields: { Self.fullResponseFields($0, contentType: contentType) }) {
                 return fileResponse(snapshot, request: request, contentType: parsed.lastSegmentType)
             }
             openFiles.insert(path, relativePath: parsed.relativePath, file: opened.file, stat: opened.stat)
@@ -226,21 +227,16 @@ public struct StaticFileHandler: HTTPHandler {
     /// the body for a byte range.
     private func fileResponse(size: Int64, validators v: FileValidatorCache.Validators, request: HTTPServerRequest,
                               contentType: HTTPField, body: (Range<Int64>) -> ResponseBody) -> HTTPServerResponse {
-        var fields = HTTPFields()
-        fields.reserveCapacity(6)
-        fields.append(v.etagField)
-        fields.append(v.lastModifiedField)
         let fieldsReq = request.head.headerFields
 
         // Conditional requests (RFC 9110 §13.2.2): If-None-Match wins over If-Modified-Since.
         if let inm = fieldsReq[values: .ifNoneMatch].nilIfEmpty {
-            if Self.etagListMatches(inm, v.etag) { return HTTPServerResponse(status: .notModified, headerFields: fields) }
+            if Self.etagListMatches(inm, v.etag) { return Self.notModified(v) }
         } else if let ims = fieldsReq[.ifModifiedSince], let since = HTTPDate.parse(ims), v.lastModifiedSeconds <= since {
-            return HTTPServerResponse(status: .notModified, headerFields: fields)
+            return Self.notModified(v)
         }
 
-        fields.append(contentType)
-        fields.append(Self.acceptRangesBytes)
+        var fields = Self.fullResponseFields(v, contentType: contentType)
 
         if let rangeValue = fieldsReq[.range], request.head.method == .get {
             let ifRangeOK: Bool
@@ -265,6 +261,26 @@ public struct StaticFileHandler: HTTPHandler {
             }
         }
         return HTTPServerResponse(status: .ok, headerFields: fields, body: body(0..<size))
+    }
+
+    /// A 304 for a file with validators `v`: the validators only.
+    private static func notModified(_ v: FileValidatorCache.Validators) -> HTTPServerResponse {
+        var fields = HTTPFields()
+        fields.append(v.etagField)
+        fields.append(v.lastModifiedField)
+        return HTTPServerResponse(status: .notModified, headerFields: fields)
+    }
+
+    /// The fields of a full (200) file response, in order: ETag, Last-Modified, Content-Type,
+    /// Accept-Ranges (a 206 adds Content-Range).
+    static func fullResponseFields(_ v: FileValidatorCache.Validators, contentType: HTTPField) -> HTTPFields {
+        var fields = HTTPFields()
+        fields.reserveCapacity(5)
+        fields.append(v.etagField)
+        fields.append(v.lastModifiedField)
+        fields.append(contentType)
+        fields.append(acceptRangesBytes)
+        return fields
     }
 
     /// Whether `fields` hold anything that can make a file response other than a full 200.

@@ -2,15 +2,6 @@ import DictionaryCodec
 import Testing
 
 @Suite struct DictionaryUsageRefinerTests {
-    /// Bytes that do not repeat within `count` (a simple LCG), so zstd finds no accidental matches.
-    private func noise(_ count: Int, seed: UInt32) -> [UInt8] {
-        var state = seed
-        return (0..<count).map { _ in
-            state = state &* 1_664_525 &+ 1_013_904_223
-            return UInt8(truncatingIfNeeded: state >> 24)
-        }
-    }
-
     @Test func votesCountSamplesThatCopyPoolBytes() throws {
         let phrase = Array("<div class=\"sphinxsidebarwrapper\"><h3>Navigation</h3><ul><li>Index</li></ul></div>".utf8)
         let pool = noise(2000, seed: 1) + phrase + noise(2000, seed: 2)

@@ -2,15 +2,6 @@ import DictionaryCodec
 import Testing
 
 @Suite struct DocumentFrequencyCoverTests {
-    /// Bytes that do not repeat within `count` (a simple LCG).
-    private func noise(_ count: Int, seed: UInt32) -> [UInt8] {
-        var state = seed
-        return (0..<count).map { _ in
-            state = state &* 1_664_525 &+ 1_013_904_223
-            return UInt8(truncatingIfNeeded: state >> 24)
-        }
-    }
-
     @Test func prefersWhatManyPiecesShareOverWhatOnePieceRepeats() {
         let shared = Array("<div class=\"sphinxsidebar\" role=\"navigation\">".utf8)  // in 20 pieces, once each
         let repeated = Array("SELECT attname FROM pg_attribute WHERE attrelid".utf8)  // 100 times in one piece
