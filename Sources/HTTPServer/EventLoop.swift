@@ -32,6 +32,9 @@ final class EventLoop: @unchecked Sendable {
     private var members: [UInt64: Connection] = [:]
     private let events: UnsafeMutablePointer<epoll_event>
     private let batchSize = 256
+    /// Bounds on one run of `runBatches`, so other work on `queue` waits at most about this long.
+    private let maxRounds = 64
+    private let maxBatchNanoseconds: UInt64 = 1_000_000
     /// Connections whose reading resumed while input may be pending; read after the current batch.
     private var pendingReads: [Connection] = []
     private var inBatch = false
@@ -96,9 +99,11 @@ final class EventLoop: @unchecked Sendable {
 
     private func runBatches() {
         inBatch = true
-        // A few rounds while the set keeps producing full batches; then yield to the queue (the
+        // Rounds while the set keeps producing events (under load, replies to the last batch's
+        // responses are already waiting), bounded in count and time; then yield to the queue (the
         // level-triggered source fires again if events remain).
-        for _ in 0..<4 {
+        let start = DispatchTime.now().uptimeNanoseconds
+        for round in 0..<maxRounds {
             let n = epoll_wait(epollDescriptor, events, Int32(batchSize), 0)
             if n <= 0 { break }
             for i in 0..<Int(n) {
@@ -107,7 +112,7 @@ final class EventLoop: @unchecked Sendable {
                 connection.handleEvents(e.events)
             }
             drainPendingReads()
-            if Int(n) < batchSize { break }
+            if round & 7 == 7 && DispatchTime.now().uptimeNanoseconds - start > maxBatchNanoseconds { break }
         }
         drainPendingReads()
         inBatch = false
