@@ -17,8 +17,22 @@
 #include <sys/epoll.h>
 #include <sys/inotify.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #endif
+
+/// epoll_wait with a timeout in nanoseconds (epoll_pwait2, Linux >= 5.11). Where the kernel lacks it,
+/// returns 0 at once (no events) instead of waiting.
+static inline int dcserve_epoll_wait_nanoseconds(int epfd, struct epoll_event *events, int maxevents, long nanoseconds) {
+#if defined(__linux__)
+    struct timespec timeout = { nanoseconds / 1000000000L, nanoseconds % 1000000000L };
+    int n = epoll_pwait2(epfd, events, maxevents, &timeout, NULL);
+    if (n < 0 && errno == ENOSYS) return 0;
+    return n;
+#else
+    return 0;
+#endif
+}
 
 /// Opens `path` relative to `directory` with `flags` (no O_CREAT). Fails with ELOOP when any component
 /// is a symlink, EXDEV when the path would leave `directory`, ENOSYS where openat2 is unavailable.

@@ -49,6 +49,19 @@ public final class DictionaryLibrary: Sendable {
         return (dictionary, candidate)
     }
 
+    /// Marks a loaded dictionary as just used (its eviction recency), without handing it out: what a
+    /// replayed response does for the dictionary its body was encoded against. False when it is not
+    /// loaded.
+    @discardableResult
+    public func touch(_ hash: DictionaryHash) -> Bool {
+        state.withLock { s in
+            guard let i = s.loaded.index(forKey: hash) else { return false }
+            s.tick &+= 1
+            s.loaded.values[i].tick = s.tick
+            return true
+        }
+    }
+
     /// Forgets a dictionary (e.g. after retention removed it from the store).
     public func forget(_ hash: DictionaryHash) {
         state.withLock { s in

@@ -19,7 +19,7 @@ struct ResponseEffects: Sendable {
     var decision: EncodingDecision?
     /// Variant-cache hits reported to the observer, by key (a replay looks them up again: recency).
     var variantHits: [VariantKey] = []
-    /// Dictionary a dcb/dcz body was encoded against: looked up again (recency) and `recordServed`.
+    /// Dictionary a dcb/dcz body was encoded against: marked used again in the library (recency) and `recordServed`.
     var dictionaryUsed: DictionaryHash?
     /// The sizes reported for a compressible response.
     var sizes: (identity: Int, bestPlain: Int, sent: Int)?
@@ -37,7 +37,7 @@ struct ResponseEffects: Sendable {
             observer.variantCache(hit: true)
         }
         if let dictionaryUsed {
-            _ = library.lookup(dictionaryUsed)
+            library.touch(dictionaryUsed)
             store.recordServed(dictionaryUsed, at: now)
         }
         if let sizes { observer.sizes(identity: sizes.identity, bestPlain: sizes.bestPlain, sent: sizes.sent) }

@@ -533,7 +533,7 @@ final class Connection: @unchecked Sendable {
     private func setDeadline(_ kind: DeadlineKind, after duration: Duration) {
         deadlineKind = kind
         guard kind != .none else { deadline = .distantFuture; return }
-        deadline = DispatchTime.now() + .nanoseconds(Int(duration.nanoseconds))
+        deadline = loop.now + .nanoseconds(Int(duration.nanoseconds))
     }
 
     /// Called by the loop's sweep (on `queue`): acts on a passed deadline. Also releases the input

@@ -44,19 +44,32 @@ public struct HTTPServerRequest: Sendable {
 
 extension ParsedRequest {
     /// Converts the parser's output into the handler currency. The method is a validated token and
-    /// names are validated tokens, so the HTTPTypes initialisers cannot fail here; field values are
-    /// passed as bytes (lenient form keeps obs-text bytes as they are). `scheme` decides the scheme
-    /// from the header fields (it replaces one an absolute-form target names).
+    /// names are validated tokens, so the HTTPTypes initialisers cannot fail here. Common methods and
+    /// names come prebuilt (`CommonFieldNames`). A value that is all ASCII becomes a String directly
+    /// (the parser refused CTLs, so it is a legal value as it is); one with obs-text bytes is passed
+    /// as bytes (the lenient form keeps them as they are). `scheme` decides the scheme from the
+    /// header fields (it replaces one an absolute-form target names).
     func makeHTTPRequest(scheme: (HTTPFields) -> String) -> HTTPRequest {
-        let method = HTTPRequest.Method(self.method) ?? .get
         var fields = HTTPFields()
         fields.reserveCapacity(fieldCount)
         var authority: String?
-        for i in 0..<fieldCount {
-            guard let name = HTTPField.Name(fieldName(at: i)) else { continue }
-            let field = HTTPField(name: name, lenientValue: fieldValueBytes(at: i))
-            if name == hostFieldName && authority == nil { authority = field.value }
-            fields.append(field)
+        let method = headBytes.withUnsafeBufferPointer { head in
+            for (nameRange, valueRange) in fieldRanges {
+                let nameBytes = UnsafeBufferPointer(rebasing: head[nameRange])
+                guard let name = CommonFieldNames.name(nameBytes)
+                        ?? HTTPField.Name(String(decoding: nameBytes, as: UTF8.self)) else { continue }
+                let valueBytes = UnsafeBufferPointer(rebasing: head[valueRange])
+                let field = if valueBytes.allSatisfy({ $0 < 0x80 }) {
+                    HTTPField(name: name, value: String(decoding: valueBytes, as: UTF8.self))
+                } else {
+                    HTTPField(name: name, lenientValue: valueBytes)
+                }
+                if authority == nil && name == hostFieldName { authority = field.value }
+                fields.append(field)
+            }
+            let methodBytes = UnsafeBufferPointer(rebasing: head[methodRange])
+            return CommonFieldNames.method(methodBytes)
+                ?? HTTPRequest.Method(String(decoding: methodBytes, as: UTF8.self)) ?? .get
         }
         var path = target
         switch targetForm {

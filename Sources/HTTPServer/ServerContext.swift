@@ -19,7 +19,8 @@ final class ServerContext: Sendable {
         self.accessLog = accessLog
         self.serverLine = configuration.serverName.map { Array("Server: \($0)\r\n".utf8) }
         self.registry = ConnectionRegistry(maxConnections: configuration.maxConnections)
-        self.loops = EventLoopGroup(count: configuration.eventLoopCount, sweepInterval: configuration.deadlineSweepInterval)
+        self.loops = EventLoopGroup(count: configuration.eventLoopCount, sweepInterval: configuration.deadlineSweepInterval,
+                                    linger: configuration.eventLoopLinger)
     }
 
     func makeConnectionID() -> UInt64 { nextConnectionID.add(1, ordering: .relaxed).oldValue }

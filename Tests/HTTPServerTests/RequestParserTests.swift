@@ -28,6 +28,31 @@ struct RequestParserTests {
         #expect(http.path == "/")
     }
 
+    /// The conversion to `HTTPRequest` reuses prebuilt names and methods (`CommonFieldNames`) only for
+    /// exact spellings: names keep the spelling the client sent, lookups stay case-insensitive, and
+    /// values with obs-text bytes keep their bytes.
+    @Test func conversionKeepsNamesMethodsAndValuesAsSent() throws {
+        let raw = "PATCH /x HTTP/1.1\r\nHOST: h\r\naccept-encoding: br\r\nAccept-Encoding: gzip\r\n"
+            + "Available-Dictionary: :YWJj:\r\nX-Custom: 1\r\nX-Bytes: caf\u{E9}\r\n\r\n"
+        let req = try #require(parseAll(raw).requests.first)
+        let http = req.makeHTTPRequest { _ in "http" }
+        #expect(http.method == .patch)
+        #expect(http.headerFields.map(\.name.rawName)
+                == ["HOST", "accept-encoding", "Accept-Encoding", "Available-Dictionary", "X-Custom", "X-Bytes"])
+        #expect(http.headerFields[values: .acceptEncoding] == ["br", "gzip"])
+        #expect(http.headerFields[.init("available-dictionary")!] == ":YWJj:")
+        #expect(http.authority == "h")
+        #expect(http.headerFields[.init("x-bytes")!] == "caf\u{E9}")
+        // Not UTF-8 (a lone Latin-1 byte): accepted as obs-text and passed on, not dropped.
+        let latin1 = try #require(parseAll(Array("GET / HTTP/1.1\r\nHost: h\r\nX-B: a".utf8) + [0xE9]
+                                           + Array("\r\n\r\n".utf8)).requests.first)
+        let value = try #require(latin1.makeHTTPRequest { _ in "http" }.headerFields[.init("x-b")!])
+        #expect(value.hasPrefix("a") && value.utf8.count > 1)
+        // A method without a prebuilt value (the parser admits only the RFC 9110 methods and PATCH).
+        let trace = try #require(parseAll("TRACE /d HTTP/1.1\r\nHost: h\r\n\r\n").requests.first)
+        #expect(trace.makeHTTPRequest { _ in "http" }.method == .trace)
+    }
+
     @Test func http10KeepAliveOnlyOnRequest() throws {
         #expect(parseAll("GET / HTTP/1.0\r\n\r\n").requests.first?.keepAlive == false)
         #expect(parseAll("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n").requests.first?.keepAlive == true)

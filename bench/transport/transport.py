@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 from benchlib import ROOT, dcserve, nginx, wrk  # noqa: E402
 
 SECONDS = int(os.environ.get("BENCH_SECONDS", "10"))
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "2"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 
 
 def available(data: bytes) -> str:

@@ -31,8 +31,9 @@ public final class DCServeMetrics: CompressionObserver {
         let level: Int
     }
 
-    private let requests = LabelledCache<StatusCoding, Counter>()
-    private let bodyBytes = LabelledCache<String, Counter>()
+    /// Per status and coding: the request counter and the body-bytes counter (labelled by coding
+    /// only: swift-metrics hands out one shared counter per label set), found with one lookup.
+    private let responses = LabelledCache<StatusCoding, (requests: Counter, bodyBytes: Counter)>()
     private let outcomes = LabelledCache<String, Counter>()
     private let timers = LabelledCache<CodingLevel, Timer>()
     private let cacheHits = Counter(label: "dcserve_variant_cache_lookups_total", dimensions: [("result", "hit")])
@@ -52,12 +53,12 @@ public final class DCServeMetrics: CompressionObserver {
 
     /// One response written (called by `MetricsMiddleware`).
     public func response(status: Int, coding: String, bodyBytes count: Int64) {
-        requests.get(StatusCoding(status: status, coding: coding)) {
-            Counter(label: "dcserve_http_requests_total", dimensions: [("status", "\(status)"), ("coding", coding)])
-        }.increment()
-        bodyBytes.get(coding) {
-            Counter(label: "dcserve_http_response_body_bytes_total", dimensions: [("coding", coding)])
-        }.increment(by: count)
+        let counters = responses.get(StatusCoding(status: status, coding: coding)) {
+            (requests: Counter(label: "dcserve_http_requests_total", dimensions: [("status", "\(status)"), ("coding", coding)]),
+             bodyBytes: Counter(label: "dcserve_http_response_body_bytes_total", dimensions: [("coding", coding)]))
+        }
+        counters.requests.increment()
+        counters.bodyBytes.increment(by: count)
     }
 
     /// Brings the TLS handshake counters up to the server's totals (they only grow).
