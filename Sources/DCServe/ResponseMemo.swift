@@ -116,6 +116,7 @@ final class ResponseMemo: Sendable {
 
     /// Same status (code and reason) and every field with its value, in the same order.
     static func sameHead(_ a: HTTPResponse, _ b: HTTPResponse) -> Bool {
+        if a.isIdentical(to: b) { return true }
         guard a.status == b.status, a.status.reasonPhrase == b.status.reasonPhrase else { return false }
         let fa = a.headerFields, fb = b.headerFields
         guard fa.count == fb.count else { return false }

@@ -38,8 +38,10 @@ final class FileSnapshotCache: Sendable {
         let stat: stat
         let validators: FileValidatorCache.Validators
         let relativePath: String
-        /// The fields of a full (200) response: ETag, Last-Modified, Content-Type, Accept-Ranges.
-        let fullResponseFields: HTTPFields
+        /// The head of a full (200) response (ETag, Last-Modified, Content-Type, Accept-Ranges), built
+        /// once: every unconditional request shares it, so it costs no allocation and compares
+        /// identical to itself (see `HTTPResponse.isIdentical(to:)`).
+        let fullResponseHead: HTTPResponse
         /// When `stat` was last confirmed by `fstatat` (MonotonicClock nanoseconds).
         let checkedAt: Atomic<UInt64>
 
@@ -49,7 +51,7 @@ final class FileSnapshotCache: Sendable {
             self.stat = stat
             self.validators = validators
             self.relativePath = relativePath
-            self.fullResponseFields = fullResponseFields
+            fullResponseHead = HTTPResponse(status: .ok, headerFields: fullResponseFields)
             checkedAt = Atomic(MonotonicClock.nanoseconds())
         }
     }

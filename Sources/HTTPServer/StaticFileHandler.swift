@@ -214,7 +214,7 @@ public struct StaticFileHandler: HTTPHandler {
     private func fileResponse(_ snapshot: FileSnapshotCache.Snapshot, request: HTTPServerRequest,
                               contentType: HTTPField) -> HTTPServerResponse {
         if !Self.isConditionalOrRange(request.head.headerFields) {
-            return HTTPServerResponse(status: .ok, headerFields: snapshot.fullResponseFields, body: .bytes(snapshot.bytes))
+            return HTTPServerResponse(head: snapshot.fullResponseHead, body: .bytes(snapshot.bytes))
         }
         return fileResponse(size: Int64(snapshot.bytes.count), validators: snapshot.validators, request: request,
                      contentType: contentType) { range in

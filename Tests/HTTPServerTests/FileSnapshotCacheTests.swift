@@ -56,6 +56,28 @@ struct FileSnapshotCacheTests {
         #expect(get(handler, "/a/b/page.txt").1 == "version-2")
     }
 
+    /// Unconditional requests for a kept file share its prebuilt head (so the compression memo can
+    /// compare heads in constant time); a changed file gets a new head, and equal heads built
+    /// separately are equal but not identical.
+    @Test func repeatRequestsShareOneHeadUntilTheFileChanges() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try write("version-1", "a/b/page.txt")
+        let handler = try StaticFileHandler(root: root.path)
+        func head() -> HTTPResponse {
+            handler.response(for: HTTPServerRequest(head: HTTPRequest(method: .get, scheme: "http", authority: "t",
+                                                                      path: "/a/b/page.txt"))).head
+        }
+        let first = head(), second = head(), third = head()
+        #expect(second.isIdentical(to: third))
+        #expect(first == second)
+        try overwrite("version-2", "a/b/page.txt")
+        let changed = head()
+        #expect(!changed.isIdentical(to: third))
+        #expect(changed.headerFields[.eTag] != third.headerFields[.eTag])
+        let rebuilt = HTTPResponse(status: .ok, headerFields: changed.headerFields)
+        #expect(rebuilt == changed && !rebuilt.isIdentical(to: changed))
+    }
+
     @Test func replacementsDeletionsAndDirectorySwapsAreSeen() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         try write("one", "a/b/x.txt")
