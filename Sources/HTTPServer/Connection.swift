@@ -41,6 +41,10 @@ final class Connection: @unchecked Sendable {
     private var inStart = 0
     private var inEnd = 0
     private var peerClosedInput = false
+    /// `InputSequence` number of the latest read that returned bytes (0 before the first).
+    private var lastReadSequence: UInt64 = 0
+    /// What `prefetch` read, for `finishPrefetch`.
+    private var prefetched = ReadOutcome.nothing
 
     // Output: bytes not yet written are out[outSent...]; then an optional file region.
     private var out: [UInt8] = []
@@ -129,6 +133,38 @@ final class Connection: @unchecked Sendable {
         if readReady && !readPaused { readLoop() }
     }
 
+    /// First half of a readiness edge, for a loop that reads all of a round's ready sockets before
+    /// handling any (so requests read in one round share one freshness check, see `InputSequence`):
+    /// the write side as `handleEvents` does it, then at most one read, not yet handled. True when the
+    /// loop must call `finishPrefetch()` after the round's reads. TLS connections are handled whole
+    /// here (their reads drive the handshake) and return false.
+    func prefetch(_ mask: UInt32) -> Bool {
+        guard transport is PlainTCPTransport else { handleEvents(mask); return false }
+        guard state != .closed else { return false }
+        if mask & (EPOLLOUT.rawValue | EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 && waitingWritable {
+            waitingWritable = false
+            flush()
+        }
+        guard state != .closed else { return false }
+        if mask & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+            readReady = true
+        }
+        guard readReady && !readPaused else { return false }
+        prefetched = readOnce()
+        return prefetched != .nothing
+    }
+
+    /// Second half: handles the prefetched input, then reads on as `handleEvents` would.
+    func finishPrefetch() {
+        let outcome = prefetched
+        prefetched = .nothing
+        guard state != .closed else { return }
+        inReadLoop = true  // resumeReading must not schedule a read: readLoop below reads on
+        handle(outcome)
+        inReadLoop = false
+        if readReady && !readPaused && state != .closed { readLoop() }
+    }
+
     /// Reads input that may be waiting since reading resumed (scheduled through `loop.scheduleRead`).
     func readPending() {
         guard state != .closed, readReady, !readPaused else { return }
@@ -151,7 +187,17 @@ final class Connection: @unchecked Sendable {
     // MARK: Reading
 
     private func onReadable() {
-        guard state != .closed else { return }
+        handle(readOnce())
+    }
+
+    /// What one read left to do.
+    enum ReadOutcome { case nothing, bytes, endOfStream }
+
+    /// One read into the input buffer, without handling what it brought: the caller passes the
+    /// outcome to `handle(_:)`, at once (`onReadable`) or after the loop has read its other ready
+    /// sockets (`prefetch` / `finishPrefetch`).
+    private func readOnce() -> ReadOutcome {
+        guard state != .closed else { return .nothing }
         let chunk = context.configuration.readChunkSize
         if inStart == inEnd { inStart = 0; inEnd = 0 }
         if inBuffer.isEmpty {
@@ -180,20 +226,31 @@ final class Connection: @unchecked Sendable {
             // raises a new edge, so no read that could only return EAGAIN.
             if transport.inputDrained(afterReading: n, of: inBuffer.count - end) { readReady = false }
             inEnd += n
-            processInput()
+            lastReadSequence = InputSequence.next()
+            return .bytes
         case .wouldBlock:
             readReady = false
             // TLS: the handshake may have to write before it can read on, or may just have finished.
             if transport.readNeedsWritable { waitForWritable() }
             if deadlineKind == .handshake && transport.isEstablished { updateReadDeadline() }
-            return
+            return .nothing
         case .endOfStream:
             peerClosedInput = true
             readReady = false
             suspendReading()
-            if state == .reading { processInput() }
+            return .endOfStream
         case .failed:
             close()
+            return .nothing
+        }
+    }
+
+    /// Handles what `readOnce` brought.
+    private func handle(_ outcome: ReadOutcome) {
+        switch outcome {
+        case .nothing: break
+        case .bytes: processInput()
+        case .endOfStream: if state == .reading { processInput() }
         }
     }
 
@@ -294,7 +351,8 @@ final class Connection: @unchecked Sendable {
             currentTarget = parsed.target
         }
         let request = HTTPServerRequest(head: head, body: parsed.body, version: parsed.version,
-                                        remoteAddress: remoteAddress, connectionID: id, sequenceNumber: requestsServed)
+                                        remoteAddress: remoteAddress, connectionID: id, sequenceNumber: requestsServed,
+                                        receivedSequence: lastReadSequence)
         let me = UInt(bitPattern: Int(bitPattern: pthread_self()))
         handlerThread.store(me, ordering: .relaxed)
         context.handler.handle(request) { [self] response in

@@ -40,6 +40,8 @@ final class EventLoop: @unchecked Sendable {
     private let maxBatchNanoseconds: UInt64 = 1_000_000
     /// How long a batch waits for more events once none is ready (`ServerConfiguration.eventLoopLinger`).
     private let lingerNanoseconds: Int
+    /// Connections read in the current round, to be handled once all ready sockets are read.
+    private var roundReads: [Connection] = []
     /// Connections whose reading resumed while input may be pending; read after the current batch.
     private var pendingReads: [Connection] = []
     private var inBatch = false
@@ -127,11 +129,15 @@ final class EventLoop: @unchecked Sendable {
             }
             if n <= 0 { break }
             if round > 0 { batchTime = DispatchTime.now() }
+            // Read every ready socket first, then handle what was read: requests read in one round
+            // then share one freshness check (FileSnapshotCache, InputSequence).
             for i in 0..<Int(n) {
                 let e = events[i]
                 guard let connection = members[e.data.u64] else { continue }
-                connection.handleEvents(e.events)
+                if connection.prefetch(e.events) { roundReads.append(connection) }
             }
+            for connection in roundReads { connection.finishPrefetch() }
+            roundReads.removeAll(keepingCapacity: true)
             drainPendingReads()
             if batchTime.uptimeNanoseconds - start.uptimeNanoseconds > maxBatchNanoseconds { break }
         }

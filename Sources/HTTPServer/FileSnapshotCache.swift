@@ -23,6 +23,11 @@ import Synchronization
 ///   completed never gets the old bytes. Events are consumed only under the lock, in the same
 ///   critical section that empties the table, so a lookup that polls after another thread consumed
 ///   them waits for the lock and finds the table already emptied.
+/// - A lookup may skip its own `poll` when the request says it was read (its
+///   `HTTPServerRequest.receivedSequence`) before another lookup's check began (``InputSequence``
+///   loaded before that `poll`, recorded in `checkedThrough` once the check and any emptying were
+///   done): that check already covered every change completed before this request was sent. Event
+///   loops read all ready sockets of a round before handling any, so one `poll` serves the round.
 /// - As a safety net for changes inotify cannot see (shared `mmap` writes, network file systems), a
 ///   snapshot older than `recheckInterval` is re-checked with `fstatat` before use.
 /// The bytes and the ETag come from the same read, so a response is always self-consistent.
@@ -63,6 +68,9 @@ final class FileSnapshotCache: Sendable {
     /// Nil when inotify is unavailable: then nothing is cached.
     private let monitor: FileChangeMonitor?
     private let state = Mutex(State())
+    /// Requests read up to this `InputSequence` number need no `poll` of their own: a check that
+    /// loaded this number before polling found no events, or emptied the table after them.
+    private let checkedThrough = Atomic<UInt64>(0)
 
     private struct State: ~Copyable {
         var snapshots: [String: Snapshot] = [:]
@@ -98,12 +106,22 @@ final class FileSnapshotCache: Sendable {
 
     /// The snapshot for request path `key` (as normalised by the caller) if nothing changed since it
     /// was taken; `root` is the document root's descriptor for the periodic re-check.
-    func lookup(_ key: Substring, root: Int32) -> Snapshot? {
+    func lookup(_ key: Substring, root: Int32, receivedSequence: UInt64 = 0) -> Snapshot? {
         guard let monitor else { return nil }
-        let changed = monitor.hasPendingEvents()
-        let found: Snapshot? = state.withLock { s in
-            if changed { s.discardIfChanged(monitor) }
-            return s.snapshots[String(key)]
+        let found: Snapshot?
+        if receivedSequence != 0 && receivedSequence <= checkedThrough.load(ordering: .acquiring) {
+            // A check that began after this request had been read found the queue empty (or emptied
+            // the table): nothing this request must see can be missing from the table.
+            found = state.withLock { s in s.snapshots[String(key)] }
+        } else {
+            let sequence = InputSequence.current()
+            let changed = monitor.hasPendingEvents()
+            found = state.withLock { s in
+                if changed { s.discardIfChanged(monitor) }
+                return s.snapshots[String(key)]
+            }
+            // Only now (any reset done): a smaller value from a racing check is merely conservative.
+            checkedThrough.store(sequence, ordering: .releasing)
         }
         guard let snapshot = found else { return nil }
         let now = MonotonicClock.nanoseconds()

@@ -17,9 +17,13 @@ public struct HTTPServerRequest: Sendable {
     public var connectionID: UInt64
     /// Position of this request on its connection, starting at 1.
     public var sequenceNumber: Int
+    /// `InputSequence` number of the last socket read before this request was dispatched (its bytes
+    /// had all been read by then); 0 when unknown (a request not read from a socket).
+    public var receivedSequence: UInt64
 
     public init(head: HTTPRequest, body: [UInt8] = [], version: HTTPVersion = .http1_1,
-                remoteAddress: String = "", connectionID: UInt64 = 0, sequenceNumber: Int = 1) {
+                remoteAddress: String = "", connectionID: UInt64 = 0, sequenceNumber: Int = 1,
+                receivedSequence: UInt64 = 0) {
         self.head = head
         self.pathWithoutQuery = Self.pathWithoutQuery(of: head)
         self.body = body
@@ -27,6 +31,7 @@ public struct HTTPServerRequest: Sendable {
         self.remoteAddress = remoteAddress
         self.connectionID = connectionID
         self.sequenceNumber = sequenceNumber
+        self.receivedSequence = receivedSequence
     }
 
     /// The request target's path without the query (`/a/b?x=1` → `/a/b`). Kept up to date with `head`

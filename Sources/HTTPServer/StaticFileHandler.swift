@@ -79,7 +79,7 @@ public struct StaticFileHandler: HTTPHandler {
         }
         let isFilePath = !parsed.segments.isEmpty && !parsed.trailingSlash
         if isFilePath {
-            if let snapshot = snapshots.lookup(path, root: rootDescriptor.fd) {
+            if let snapshot = snapshots.lookup(path, root: rootDescriptor.fd, receivedSequence: request.receivedSequence) {
                 return fileResponse(snapshot, request: request, contentType: parsed.lastSegmentType)
             }
             if let cached = openFiles.lookup(path, root: rootDescriptor.fd) {

@@ -31,9 +31,10 @@ struct FileSnapshotCacheTests {
         try handle.close()
     }
 
-    private func get(_ handler: StaticFileHandler, _ path: String, _ fields: HTTPFields = [:]) -> (Int, String, HTTPFields) {
+    private func get(_ handler: StaticFileHandler, _ path: String, _ fields: HTTPFields = [:],
+                     receivedSequence: UInt64 = 0) -> (Int, String, HTTPFields) {
         let request = HTTPServerRequest(head: HTTPRequest(method: .get, scheme: "http", authority: "t", path: path,
-                                                          headerFields: fields))
+                                                          headerFields: fields), receivedSequence: receivedSequence)
         let response = handler.response(for: request)
         let body: [UInt8]
         switch response.body {
@@ -76,6 +77,23 @@ struct FileSnapshotCacheTests {
         #expect(changed.headerFields[.eTag] != third.headerFields[.eTag])
         let rebuilt = HTTPResponse(status: .ok, headerFields: changed.headerFields)
         #expect(rebuilt == changed && !rebuilt.isIdentical(to: changed))
+    }
+
+    /// A request read before another lookup's check began needs no check of its own (and may get the
+    /// version that was current when it was read); one read after a change always sees the change.
+    @Test func requestsReadBeforeACheckShareIt() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try write("version-1", "a/b/page.txt")
+        let handler = try StaticFileHandler(root: root.path)
+        #expect(get(handler, "/a/b/page.txt").1 == "version-1")
+        let readBefore = InputSequence.next()  // a request read now...
+        #expect(get(handler, "/a/b/page.txt", receivedSequence: InputSequence.next()).1 == "version-1")  // ...a check after it
+        try overwrite("version-2", "a/b/page.txt")
+        // Covered by the check above (no poll of its own): still the version it was read against.
+        #expect(get(handler, "/a/b/page.txt", receivedSequence: readBefore).1 == "version-1")
+        // Read after the change: checks, sees the event, gets the new bytes.
+        #expect(get(handler, "/a/b/page.txt", receivedSequence: InputSequence.next()).1 == "version-2")
+        #expect(get(handler, "/a/b/page.txt", receivedSequence: readBefore).1 == "version-2")
     }
 
     @Test func replacementsDeletionsAndDirectorySwapsAreSeen() throws {
