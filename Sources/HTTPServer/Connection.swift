@@ -45,6 +45,8 @@ final class Connection: @unchecked Sendable {
     private var lastReadSequence: UInt64 = 0
     /// What `prefetch` read, for `finishPrefetch`.
     private var prefetched = ReadOutcome.nothing
+    /// Plain TCP: reads may be taken ahead of handling (`prefetch`). Not TLS, whose reads drive the handshake.
+    private let prefetchable: Bool
 
     // Output: bytes not yet written are out[outSent...]; then an optional file region.
     private var out: [UInt8] = []
@@ -93,6 +95,7 @@ final class Connection: @unchecked Sendable {
         self.remoteAddress = remoteAddress
         self.context = context
         self.transport = transport
+        self.prefetchable = transport is PlainTCPTransport
         self.parser = RequestParser(limits: context.configuration.limits)
         self.loop = context.loops.nextLoop()
         self.queue = loop.queue
@@ -139,7 +142,7 @@ final class Connection: @unchecked Sendable {
     /// loop must call `finishPrefetch()` after the round's reads. TLS connections are handled whole
     /// here (their reads drive the handshake) and return false.
     func prefetch(_ mask: UInt32) -> Bool {
-        guard transport is PlainTCPTransport else { handleEvents(mask); return false }
+        guard prefetchable else { handleEvents(mask); return false }
         guard state != .closed else { return false }
         if mask & (EPOLLOUT.rawValue | EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 && waitingWritable {
             waitingWritable = false

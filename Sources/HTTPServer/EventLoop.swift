@@ -10,7 +10,9 @@ import Synchronization
 /// Design: the loop owns an edge-triggered epoll set holding its connections' sockets. A single
 /// `DispatchSourceRead` watches the epoll descriptor itself (an epoll descriptor is readable while it
 /// has events), with this loop's serial `queue` as its target. Its handler harvests a batch of events
-/// with a non-blocking `epoll_wait` and calls each connection's `handleEvents` inline. So libdispatch's
+/// with a non-blocking `epoll_wait` and serves them inline: first one read from every ready socket
+/// (`Connection.prefetch`), then the handling of what was read (`finishPrefetch`), so requests read in
+/// one round share one file-freshness check (see `InputSequence`). So libdispatch's
 /// per-event machinery (wake-up, hand-off, re-arm) is paid once per batch instead of once per socket
 /// event, and under load one wake-up serves many requests: the handler keeps harvesting while events
 /// keep coming, and when none is ready it waits up to `ServerConfiguration.eventLoopLinger` in
