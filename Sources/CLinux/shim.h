@@ -22,12 +22,15 @@
 #endif
 
 /// epoll_wait with a timeout in nanoseconds (epoll_pwait2, Linux >= 5.11). Where the kernel lacks it,
-/// returns 0 at once (no events) instead of waiting.
+/// returns 0 at once (no events) instead of waiting, and stops asking the kernel (the flag is written
+/// racily but only ever from 0 to 1).
 static inline int dcserve_epoll_wait_nanoseconds(int epfd, struct epoll_event *events, int maxevents, long nanoseconds) {
 #if defined(__linux__)
+    static volatile int unsupported = 0;
+    if (unsupported) return 0;
     struct timespec timeout = { nanoseconds / 1000000000L, nanoseconds % 1000000000L };
     int n = epoll_pwait2(epfd, events, maxevents, &timeout, NULL);
-    if (n < 0 && errno == ENOSYS) return 0;
+    if (n < 0 && errno == ENOSYS) { unsupported = 1; return 0; }
     return n;
 #else
     return 0;
