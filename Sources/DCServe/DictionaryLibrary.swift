@@ -10,9 +10,18 @@ import Synchronization
 /// is the source of truth and re-verifies bytes whenever it loads them from disk.
 public final class DictionaryLibrary: Sendable {
     private struct State {
-        var loaded: [DictionaryHash: (dictionary: CompressionDictionary, candidate: DictionaryCandidate, tick: UInt64)] = [:]
+        typealias Entry = (dictionary: CompressionDictionary, candidate: DictionaryCandidate, tick: UInt64)
+        var loaded: [DictionaryHash: Entry] = [:]
         var tick: UInt64 = 0
         var generation: UInt64 = 0
+
+        /// Marks the loaded `hash` as just used; its index, or nil when it is not loaded.
+        mutating func markUsed(_ hash: DictionaryHash) -> Dictionary<DictionaryHash, Entry>.Index? {
+            guard let i = loaded.index(forKey: hash) else { return nil }
+            tick &+= 1
+            loaded.values[i].tick = tick
+            return i
+        }
     }
 
     public let store: any DictionaryStore
@@ -28,10 +37,7 @@ public final class DictionaryLibrary: Sendable {
     /// does not hold a valid one.
     public func lookup(_ hash: DictionaryHash) -> (dictionary: CompressionDictionary, candidate: DictionaryCandidate)? {
         if let hit = state.withLock({ s -> (CompressionDictionary, DictionaryCandidate)? in
-            guard let i = s.loaded.index(forKey: hash) else { return nil }
-            s.tick &+= 1
-            s.loaded.values[i].tick = s.tick
-            return (s.loaded.values[i].dictionary, s.loaded.values[i].candidate)
+            s.markUsed(hash).map { (s.loaded.values[$0].dictionary, s.loaded.values[$0].candidate) }
         }) {
             return hit
         }
@@ -54,12 +60,7 @@ public final class DictionaryLibrary: Sendable {
     /// loaded.
     @discardableResult
     public func touch(_ hash: DictionaryHash) -> Bool {
-        state.withLock { s in
-            guard let i = s.loaded.index(forKey: hash) else { return false }
-            s.tick &+= 1
-            s.loaded.values[i].tick = s.tick
-            return true
-        }
+        state.withLock { s in s.markUsed(hash) != nil }
     }
 
     /// Forgets a dictionary (e.g. after retention removed it from the store).

@@ -123,36 +123,34 @@ final class Connection: @unchecked Sendable {
 
     /// One readiness edge from the loop: `mask` holds epoll event bits.
     func handleEvents(_ mask: UInt32) {
-        guard state != .closed else { return }
+        guard noteEdges(mask) else { return }
+        if readReady && !readPaused { readLoop() }
+    }
+
+    /// Takes in the edges in `mask`: resumes a blocked write, remembers that input may be waiting.
+    /// False when the connection is (or has just been) closed.
+    private func noteEdges(_ mask: UInt32) -> Bool {
+        guard state != .closed else { return false }
         if mask & (EPOLLOUT.rawValue | EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 && waitingWritable {
             waitingWritable = false
             flush()
             if transport.readNeedsWritable && state != .closed { readReady = true }  // TLS handshake waiting to write
         }
-        guard state != .closed else { return }
+        guard state != .closed else { return false }
         if mask & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
             readReady = true
         }
-        if readReady && !readPaused { readLoop() }
+        return true
     }
 
     /// First half of a readiness edge, for a loop that reads all of a round's ready sockets before
     /// handling any (so requests read in one round share one freshness check, see `InputSequence`):
-    /// the write side as `handleEvents` does it, then at most one read, not yet handled. True when the
+    /// the edges as `handleEvents` takes them, then at most one read, not yet handled. True when the
     /// loop must call `finishPrefetch()` after the round's reads. TLS connections are handled whole
     /// here (their reads drive the handshake) and return false.
     func prefetch(_ mask: UInt32) -> Bool {
         guard prefetchable else { handleEvents(mask); return false }
-        guard state != .closed else { return false }
-        if mask & (EPOLLOUT.rawValue | EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 && waitingWritable {
-            waitingWritable = false
-            flush()
-        }
-        guard state != .closed else { return false }
-        if mask & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
-            readReady = true
-        }
-        guard readReady && !readPaused else { return false }
+        guard noteEdges(mask), readReady && !readPaused else { return false }
         prefetched = readOnce()
         return prefetched != .nothing
     }

@@ -7,8 +7,8 @@ import HTTPTypes
 import Synchronization
 
 /// In-memory copies of small files that were requested, with their validators, so a repeat request
-/// costs no file system call: one non-blocking `read` of an inotify descriptor instead of
-/// `fstatat` + `pread`.
+/// costs no file system call: at most one `poll` of an inotify descriptor (shared by the requests an
+/// event loop read in one round) instead of `fstatat` + `pread`.
 ///
 /// Correctness: a snapshot is served only while nothing on its path has changed.
 /// - Before a file's bytes are read, inotify watches (``FileChangeMonitor``) are placed on every
@@ -96,8 +96,7 @@ final class FileSnapshotCache: Sendable {
         self.maximumFileBytes = maximumFileBytes
         self.capacity = capacity
         self.byteBudget = byteBudget
-        let (seconds, attoseconds) = recheckInterval.components
-        self.recheckInterval = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+        self.recheckInterval = recheckInterval.nanoseconds
         monitor = maximumFileBytes > 0 ? FileChangeMonitor() : nil
     }
 

@@ -97,7 +97,7 @@ public struct StaticFileHandler: HTTPHandler {
             if let snapshot = snapshots.insert(path, relativePath: parsed.relativePath, file: opened.file, stat: opened.stat,
                                                root: rootDescriptor.fd, rootPath: resolvedRoot,
                                                responseFields: { Self.fullResponseFields($0, contentType: contentType) }) {
-                return fileResponse(snapshot, request: request, contentType: parsed.lastSegmentType)
+                return fileResponse(snapshot, request: request, contentType: contentType)
             }
             openFiles.insert(path, relativePath: parsed.relativePath, file: opened.file, stat: opened.stat)
         }
