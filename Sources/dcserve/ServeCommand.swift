@@ -55,11 +55,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds to let in-flight requests finish on SIGTERM/SIGINT before closing connections (overrides server.shutdownDeadlineSeconds).")
     var shutdownTimeout: Double?
 
-    @Option(help: "Seconds a request head may take to arrive (slowloris defence).")
-    var headerTimeout: Double = 10
+    @Option(help: "Seconds a request head may take to arrive, slowloris defence (overrides server.headerTimeoutSeconds; default 10).")
+    var headerTimeout: Double?
 
-    @Option(help: "Seconds a request body may take to arrive.")
-    var bodyTimeout: Double = 30
+    @Option(help: "Seconds a request body may take to arrive (overrides server.bodyTimeoutSeconds; default 30).")
+    var bodyTimeout: Double?
 
     @Option(help: "Seconds an idle keep-alive connection stays open (overrides server.idleTimeoutSeconds).")
     var idleTimeout: Double?
@@ -67,13 +67,13 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Most concurrent connections; more get 503 and are closed (overrides server.maxConnections).")
     var maxConnections: Int?
 
-    @Option(help: "Most requests per keep-alive connection.")
-    var maxRequestsPerConnection: Int = 10_000
+    @Option(help: "Most requests per keep-alive connection (overrides server.maxRequestsPerConnection; default 10000).")
+    var maxRequestsPerConnection: Int?
 
-    @Option(help: "Largest request body in bytes.")
-    var maxBodyBytes: Int = 1 << 20
+    @Option(help: "Largest request body in bytes (overrides server.maxBodyBytes; default 1048576).")
+    var maxBodyBytes: Int?
 
-    @Option(help: "Event loops serving connections (default: one per core).")
+    @Option(help: "Event loops serving connections (overrides server.eventLoops; default: one per core).")
     var eventLoops: Int?
 
     @Flag(inversion: .prefixedNo, help: "One log line per request (logger dcserve.access, level info, written in batches at least every 100 ms; overrides server.accessLog).")
@@ -89,15 +89,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("tls-port"), help: "HTTPS port; 0 picks a free one (overrides tls.port; default 8443).")
     var tlsPort: UInt16?
 
-    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
-    var logLevel: String = "info"
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (overrides server.logLevel; default info).")
+    var logLevel: String?
 
     func validate() throws {
-        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level \(logLevel)") }
-        if let eventLoops, !(1...256).contains(eventLoops) { throw ValidationError("--event-loops must be between 1 and 256") }
-        for t in [shutdownTimeout, headerTimeout, bodyTimeout, idleTimeout].compactMap({ $0 }) where !(t > 0) {
-            throw ValidationError("timeouts must be positive")
-        }
         if config == nil && root == nil {
             throw ValidationError("give --config FILE, or --root DIR (with --dictionaries PATTERN) for quick mode")
         }
@@ -117,9 +112,15 @@ struct ServeCommand: AsyncParsableCommand {
         if let adminPort { c.admin.port = Int(adminPort) }
         if noAdmin { c.admin.enabled = false }
         if let host = host.first { c.server.host = host }
-        if let idleTimeout { c.server.idleTimeoutSeconds = Int(idleTimeout.rounded(.up)) }
-        if let shutdownTimeout { c.server.shutdownDeadlineSeconds = Int(shutdownTimeout.rounded(.up)) }
+        if let idleTimeout { c.server.idleTimeoutSeconds = idleTimeout }
+        if let shutdownTimeout { c.server.shutdownDeadlineSeconds = shutdownTimeout }
+        if let headerTimeout { c.server.headerTimeoutSeconds = headerTimeout }
+        if let bodyTimeout { c.server.bodyTimeoutSeconds = bodyTimeout }
         if let maxConnections { c.server.maxConnections = maxConnections }
+        if let maxRequestsPerConnection { c.server.maxRequestsPerConnection = maxRequestsPerConnection }
+        if let maxBodyBytes { c.server.maxBodyBytes = maxBodyBytes }
+        if let eventLoops { c.server.eventLoops = eventLoops }
+        if let logLevel { c.server.logLevel = logLevel }
         if let accessLog { c.server.accessLog = accessLog }
         if let tlsCertificate { c.tls.certificate = tlsCertificate }
         if let tlsKey { c.tls.key = tlsKey }
@@ -136,17 +137,45 @@ struct ServeCommand: AsyncParsableCommand {
         return c
     }
 
+    /// The flag given on the command line for each key it overrides, so an out-of-range value is
+    /// reported under the name the user typed.
+    var flagsByKey: [String: String] {
+        var flags: [String: String] = [:]
+        func note(_ given: Any?, _ key: String, _ flag: String) { if given != nil { flags[key] = flag } }
+        note(port, "server.port", "--port"); note(adminPort, "admin.port", "--admin-port")
+        note(idleTimeout, "server.idleTimeoutSeconds", "--idle-timeout")
+        note(shutdownTimeout, "server.shutdownDeadlineSeconds", "--shutdown-timeout")
+        note(headerTimeout, "server.headerTimeoutSeconds", "--header-timeout")
+        note(bodyTimeout, "server.bodyTimeoutSeconds", "--body-timeout")
+        note(maxConnections, "server.maxConnections", "--max-connections")
+        note(maxRequestsPerConnection, "server.maxRequestsPerConnection", "--max-requests-per-connection")
+        note(maxBodyBytes, "server.maxBodyBytes", "--max-body-bytes")
+        note(eventLoops, "server.eventLoops", "--event-loops")
+        note(logLevel, "server.logLevel", "--log-level")
+        note(root, "site.root", "--root"); note(store, "store.path", "--store")
+        note(tlsCertificate, "tls.certificate", "--tls-cert"); note(tlsKey, "tls.key", "--tls-key")
+        note(tlsPort, "tls.port", "--tls-port"); note(host.first, "server.host", "--host")
+        return flags
+    }
+
+    /// `error` under the flag's name when a command-line option set that key.
+    func describe(_ error: ConfigurationError) -> String {
+        guard let flag = flagsByKey[error.key] else { return error.description }
+        return "\(flag): \(error.reason) (\(error.key))"
+    }
+
     func makeConfiguration(_ app: DCServeConfiguration) -> ServerConfiguration {
         var c = ServerConfiguration()
         let port = UInt16(app.server.port)
         c.listenAddresses = (host.isEmpty ? [app.server.host] : host).map { (host: $0, port: port) }
-        c.headerReadTimeout = .milliseconds(Int(headerTimeout * 1000))
-        c.bodyReadTimeout = .milliseconds(Int(bodyTimeout * 1000))
-        c.idleTimeout = .milliseconds(Int((idleTimeout ?? Double(app.server.idleTimeoutSeconds)) * 1000))
+        c.headerReadTimeout = .configured(seconds: app.server.headerTimeoutSeconds)
+        c.bodyReadTimeout = .configured(seconds: app.server.bodyTimeoutSeconds)
+        c.writeTimeout = .configured(seconds: app.server.writeTimeoutSeconds)
+        c.idleTimeout = .configured(seconds: app.server.idleTimeoutSeconds)
         c.maxConnections = app.server.maxConnections
-        c.maxRequestsPerConnection = maxRequestsPerConnection
-        c.limits.maxBodyBytes = maxBodyBytes
-        if let eventLoops { c.eventLoopCount = eventLoops }
+        c.maxRequestsPerConnection = app.server.maxRequestsPerConnection
+        c.limits.maxBodyBytes = app.server.maxBodyBytes
+        if let eventLoops = app.server.eventLoops { c.eventLoopCount = eventLoops }
         applyTLS(app, to: &c)
         return c
     }
@@ -157,7 +186,7 @@ struct ServeCommand: AsyncParsableCommand {
         c.trustedProxies = (try? TrustedProxies(app.server.trustedProxies)) ?? TrustedProxies()
         guard let certificate = app.tls.certificate, let key = app.tls.key else { return }
         var tls = TLSConfiguration(certificateChainFile: certificate, privateKeyFile: key)
-        tls.handshakeTimeout = .seconds(app.tls.handshakeTimeoutSeconds)
+        tls.handshakeTimeout = .configured(seconds: app.tls.handshakeTimeoutSeconds)
         for entry in app.tls.sni {
             tls.sni[entry.serverName.lowercased()] = .init(chainFile: entry.certificate, keyFile: entry.key)
         }
@@ -167,7 +196,13 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let level = Logger.Level(rawValue: logLevel) ?? .info
+        let appConfiguration: DCServeConfiguration
+        do {
+            appConfiguration = try await makeApplicationConfiguration()
+        } catch let error as ConfigurationError {
+            throw CLIError(describe(error))
+        }
+        let level = Logger.Level(rawValue: appConfiguration.server.logLevel) ?? .info
         LoggingSystem.bootstrap { label in
             if label == "dcserve.access" {
                 // One line per request: batched writes instead of one unbuffered write each.
@@ -182,10 +217,8 @@ struct ServeCommand: AsyncParsableCommand {
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
 
-        let appConfiguration: DCServeConfiguration
         let app: DCServeApplication
         do {
-            appConfiguration = try await makeApplicationConfiguration()
             app = try DCServeApplication(configuration: appConfiguration, logger: logger)
         } catch let error as ConfigurationError {
             throw CLIError(error.description)
@@ -221,7 +254,7 @@ struct ServeCommand: AsyncParsableCommand {
                 app.readiness.setListenersOpen(false)
                 let remaining = Countdown(running.count) { forced in done.resume(returning: forced) }
                 for s in running {
-                    s.shutdown(deadline: .seconds(appConfiguration.server.shutdownDeadlineSeconds)) { remaining.arrive(forced: $0) }
+                    s.shutdown(deadline: .configured(seconds: appConfiguration.server.shutdownDeadlineSeconds)) { remaining.arrive(forced: $0) }
                 }
             }
         }
