@@ -133,11 +133,9 @@ def busy_store(dcserve_bin, tmp_path, count=20, size=1 << 20, small=0):
     (site / "d").mkdir(parents=True)
     rng = random.Random(13)
     words = [bytes(rng.choice(b"abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 9))) for _ in range(3000)]
+    text = b" ".join(rng.choice(words) for _ in range((size + count * 1024) // 5 + 1024))
     for i in range(count):
-        out = bytearray()
-        while len(out) < size:
-            out += rng.choice(words) + b" "
-        (site / "d" / f"{i}.bin").write_bytes(bytes(out[:size]))
+        (site / "d" / f"{i}.bin").write_bytes(text[i * 1024:i * 1024 + size])
     for i in range(small):
         (site / "d" / f"s{i}.bin").write_bytes(bytes(rng.choice(words)) * (2048 // 3) + str(i).encode())
     args = ["--root", str(site), "--store", str(tmp_path / "store"), "--dictionaries", "/d/*.bin"]
@@ -172,12 +170,12 @@ def test_start_failure_with_a_busy_store_exits_cleanly(dcserve_bin, tmp_path):
 def test_sigterm_while_precompressing_exits_cleanly(dcserve_bin, tmp_path):
     """Shutdown stops background work first: a SIGTERM while start-up precompression is busy exits
     0 with the store intact."""
-    args = busy_store(dcserve_bin, tmp_path, count=8)
-    for _ in range(3):
+    args = busy_store(dcserve_bin, tmp_path, count=6, size=256 << 10)
+    for _ in range(2):
         with DCServe(dcserve_bin, args) as s:
             assert s.get("/d/0.bin")[0] == 200
             assert s.stop() == 0, s.logs()
-    assert len(list((tmp_path / "store").glob("*.json"))) == 8
+    assert len(list((tmp_path / "store").glob("*.json"))) == 6
 
 
 def test_quick_mode_upstream_without_root(dcserve_bin, tmp_path):
