@@ -215,7 +215,7 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             let server = try DCServeServer(configuration: appConfiguration, hosts: host, registry: registry,
                                            logger: logger, accessLogger: accessLogger)
-            _ = try await server.run()
+            _ = try await server.run { BufferedLogWriter.standardError.flush() }
         } catch let error as ConfigurationError {
             throw CLIError(describe(error))
         } catch let error as DCServeServer.StartError {
