@@ -202,7 +202,9 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     // MARK: Reading
 
     /// What one read left to do.
-    enum ReadOutcome { case nothing, bytes, endOfStream }
+    /// `discarded`: bytes were read and thrown away (see `ConnectionStateMachine.discardsInput`);
+    /// reading goes on.
+    enum ReadOutcome { case nothing, bytes, discarded, endOfStream }
 
     /// One read into the input buffer, without handling what it brought: the caller passes the
     /// outcome to `handle(_:)`, at once (`readLoop`) or after the loop has read its other ready
@@ -237,10 +239,10 @@ final class Connection: EventLoopMember, @unchecked Sendable {
             // raises a new edge, so no read that could only return EAGAIN. Unless the peer's FIN is
             // known to wait behind the data: it raises no new edge, so read on until end of stream.
             if !peerHalfClosed && transport.inputDrained(afterReading: n, of: inBuffer.count - end) { readReady = false }
-            if machine.phase == .lingering {
+            if machine.discardsInput {
                 lingerBytes += n
                 if lingerBytes > context.configuration.lingerMaxBytes { perform(machine.lingerLimitReached()) }
-                return .nothing
+                return .discarded
             }
             inEnd += n
             lastReadSequence = InputSequence.next()
@@ -263,7 +265,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     /// Handles what `readOnce` brought.
     private func handle(_ outcome: ReadOutcome) {
         switch outcome {
-        case .nothing: break
+        case .nothing, .discarded: break
         case .bytes: processInput()
         case .endOfStream: perform(machine.peerClosed())
         }
@@ -489,14 +491,19 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         case .finishAndClose:
             if !inProcessInput && !inFlush { flush() }
         case .respondWithErrorAndClose(let status):
+            // The unread input is discarded from now on (see `discardsInput`), while the responses
+            // before the error and the error itself are written.
+            inStart = 0
+            inEnd = 0
+            lingerBytes = 0
             sendError(status: status, reason: reason)
+            resumeReading()
         case .halfCloseAndLinger:
             // Every response is written: send FIN, drop unread requests, and discard what else the
             // client sends until it closes (or the linger bounds), so it can read all of our output.
             transport.shutdownOutput()
             inStart = 0
             inEnd = 0
-            lingerBytes = 0
             setDeadline(.linger, after: context.configuration.lingerTimeout)
             resumeReading()
         case .close:

@@ -78,7 +78,12 @@ struct ConnectionStateMachine {
     /// Should the connection read from its socket now? (Reading while a request is handled would
     /// only fill the buffer; reading while output is backed up would let a client that does not
     /// read grow it without bound.)
-    var mayRead: Bool { (phase == .reading && !pausedForOutput && !peerClosedInput) || phase == .lingering }
+    var mayRead: Bool { (phase == .reading && !pausedForOutput && !peerClosedInput) || (discardsInput && !peerClosedInput) }
+
+    /// Is what is read now thrown away? While lingering, and already while the responses before an
+    /// error are still being written: a client that sends a large body before it reads would
+    /// otherwise block on its send while we block on ours.
+    var discardsInput: Bool { phase == .lingering || (phase == .closing && lingerOnClose) }
 
     // MARK: Requests and responses
 
@@ -182,9 +187,9 @@ struct ConnectionStateMachine {
         }
     }
 
-    /// While lingering, the drained input reached its byte bound.
+    /// The input discarded (see `discardsInput`) reached its byte bound.
     mutating func lingerLimitReached() -> Action {
-        phase == .lingering ? .close : .none
+        discardsInput ? .close : .none
     }
 
     // MARK: Deadlines and shutdown

@@ -26,7 +26,7 @@ struct ConnectionStateMachineTests {
         var m = handling(keepAlive: false)
         #expect(m.responseReady(status: 200, knownLength: 0)?.keepAlive == false)
         #expect(m.responseQueued() == .finishAndClose)
-        #expect(m.phase == .closing && !m.mayRead && !m.mayParse)
+        #expect(m.phase == .closing && !m.mayRead && !m.mayParse && !m.discardsInput)
         #expect(m.outputWritten(unreadInput: false) == .close)
     }
 
@@ -123,10 +123,16 @@ struct ConnectionStateMachineTests {
     @Test func parseErrorsAnswerThenLingerOverTheUnreadInput() {
         var m = M(maxRequestsPerConnection: 100)
         #expect(m.parseFailed(status: 413) == .respondWithErrorAndClose(status: 413))
-        #expect(m.phase == .closing && !m.mayRead)
+        // Input is read and discarded while the earlier responses and the error are written.
+        #expect(m.phase == .closing && m.mayRead && m.discardsInput && !m.mayParse)
         #expect(m.outputWritten(unreadInput: false) == .halfCloseAndLinger)
-        #expect(m.mayRead)
+        #expect(m.mayRead && m.discardsInput)
         #expect(m.lingerLimitReached() == .close)
+        var sending = M(maxRequestsPerConnection: 100)
+        _ = sending.parseFailed(status: 431)
+        #expect(sending.peerClosed() == .none)  // the client finished sending: write on, then close
+        #expect(!sending.mayRead)
+        #expect(sending.outputWritten(unreadInput: false) == .close)
         var done = M(maxRequestsPerConnection: 100)
         _ = done.peerClosed()
         _ = done.parseFailed(status: 400)
