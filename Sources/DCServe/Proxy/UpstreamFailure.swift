@@ -42,14 +42,7 @@ struct UpstreamFailure: Sendable {
     var response: HTTPServerResponse {
         let summary = status == .gatewayTimeout ? "504 Gateway Timeout: upstream \(upstream) did not answer in time"
                                                 : "502 Bad Gateway: upstream \(upstream) failed"
-        var r = HTTPServerResponse.text(status, summary, headerFields: [.cacheControl: "no-store"])
-        r.head.headerFields.append(HTTPField(name: HTTPField.Name("X-Upstream-Error")!, value: Self.fieldSafe(reason)))
-        return r
-    }
-
-    /// `reason` as a field value: printable ASCII only, at most 200 characters.
-    static func fieldSafe(_ text: String) -> String {
-        String(String(text.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F ? Character($0) : "?" }).prefix(200))
+        return .text(status, summary, headerFields: [.cacheControl: "no-store"])
     }
 }
 #endif
