@@ -133,19 +133,28 @@ def test_expect_100_continue(proxy):
         interim = s.recv(1024)
         assert interim.startswith(b"HTTP/1.1 100 Continue\r\n"), interim
         s.sendall(body)
-        data = b""
-        while b"\r\n\r\n" not in data or len(data.split(b"\r\n\r\n", 1)[1]) < int(
-                re.search(rb"(?i)content-length: (\d+)", data).group(1) if re.search(rb"(?i)content-length: (\d+)", data) else 10**9):
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
+        data = read_response(s)
     head, answer = data.split(b"\r\n\r\n", 1)
     assert head.startswith(b"HTTP/1.1 200"), head
     echo = json.loads(answer)
     assert echo["body_length"] == 5000
     assert "expect" not in [k for k, _ in echo["headers"]], "dcserve answered the expectation itself"
     assert_serves(proxy)
+
+
+def read_response(s: socket.socket) -> bytes:
+    """One response with a Content-Length body from a raw socket."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(65536)
+        assert chunk, data
+        data += chunk
+    length = int(re.search(rb"(?i)\r\ncontent-length: (\d+)", data).group(1))
+    while len(data.split(b"\r\n\r\n", 1)[1]) < length:
+        chunk = s.recv(65536)
+        assert chunk, data
+        data += chunk
+    return data
 
 
 def test_hop_by_hop_and_connection_listed_fields_are_removed(proxy, api):

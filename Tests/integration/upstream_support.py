@@ -77,7 +77,8 @@ class ExampleAPI:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(timeout=10)
-        os.unlink(self.log_file.name)
+        if os.path.exists(self.log_file.name):
+            os.unlink(self.log_file.name)
 
     def __enter__(self) -> "ExampleAPI":
         return self
