@@ -150,6 +150,11 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             effects.isReplayable = false
             return (response, false)
         }
+        if request.head.method == .head && !response.isContentAddressed {
+            // A proxied HEAD has no body to store, hash or measure: its head passes as the upstream sent it.
+            effects.isReplayable = false
+            return (response, false)
+        }
         if ProxyResponseHeaders.forbidsTransform(response.head.headerFields) {
             // Cache-Control: no-transform (RFC 9110 §7.7): no recoding, no dictionary, no storing.
             return (response, true)

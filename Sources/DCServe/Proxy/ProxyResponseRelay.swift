@@ -104,7 +104,7 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
             respond?(HTTPServerResponse(head: cleaned, body: .empty))
             return
         case .known(let n):
-            buffer = n <= Int64(settings.maxBufferedBodyBytes)
+            buffer = Int64(n) <= Int64(settings.maxBufferedBodyBytes)
         default:
             buffer = isTransformable(cleaned)
         }
