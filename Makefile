@@ -15,7 +15,8 @@ FUZZ_SMOKE_SECONDS ?= 30
 # compiled with -sanitize=fuzzer,address (no SwiftPM: the parser has no dependencies).
 FUZZ_BIN := $(ROOT)/.build/fuzz/request-parser-fuzz
 FUZZ_SOURCES := Sources/HTTPServer/RequestParser.swift Sources/HTTPServer/ParsedRequest.swift \
-	Sources/HTTPServer/HTTPParseError.swift Fuzz/RequestParserFuzz/RequestParserFuzz.swift
+	Sources/HTTPServer/HTTPParseError.swift Sources/HTTPCore/HTTPVersion.swift Sources/HTTPCore/ChunkedCoding.swift \
+	Fuzz/RequestParserFuzz/RequestParserFuzz.swift
 export DCSERVE_BIN := $(DCSERVE)
 export DCSERVE_BROTLI_CLI := $(BROTLI_CLI)
 
