@@ -30,7 +30,10 @@ public final class ReverseProxyHandler: HTTPHandler {
     let maxDecodedBodyBytes: Int
     let logger: Logger
 
-    public init(upstream: Upstream, loops: EventLoopGroup, logger: Logger) throws {
+    /// Builds the handler and its client for `upstream` (validated configuration). Requests are
+    /// executed on the loop they arrived on; a request without one (built in process) uses
+    /// ``FallbackLoop``.
+    public init(upstream: Upstream, logger: Logger) throws {
         let urls = try upstream.serverURLs()
         name = upstream.name
         var configuration = HTTPClientConfiguration(servers: urls.map { UpstreamServer(host: $0.host, port: $0.port, tls: $0.tls) })
@@ -41,13 +44,20 @@ public final class ReverseProxyHandler: HTTPHandler {
         configuration.idleTimeout = .configured(seconds: upstream.idleTimeoutSeconds)
         configuration.maxRequestsPerConnection = upstream.maxRequestsPerConnection
         configuration.failureBackoff = .configured(seconds: upstream.failureBackoffSeconds)
-        client = HTTPClient(configuration: configuration, loops: loops)
+        if urls.contains(where: \.tls) {
+            configuration.tls = TLSClientConfiguration(caFile: upstream.tlsCAFile)
+        }
+        client = HTTPClient(configuration: configuration, loops: FallbackLoop.group)
         policy = ProxyHeaderPolicy(upstream)
-        let first = urls.first.map { u in u.host.contains(":") ? "[\(u.host)]:\(u.port)" : "\(u.host):\(u.port)" }
-        upstreamAuthority = first ?? ""
+        upstreamAuthority = urls.first.map { UpstreamServer(host: $0.host, port: $0.port, tls: $0.tls).authority } ?? ""
         maxBufferedBodyBytes = upstream.maxBufferedBodyBytes
         maxDecodedBodyBytes = upstream.maxDecodedBodyBytes
         self.logger = logger
+    }
+
+    /// The factory `DCServeServer` takes: one handler per configured upstream.
+    public static func factory(logger: Logger) -> UpstreamHandlerFactory {
+        { upstream in try ReverseProxyHandler(upstream: upstream, logger: logger) }
     }
 
     public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
@@ -64,6 +74,12 @@ public final class ReverseProxyHandler: HTTPHandler {
                                       on: request.eventLoop, delegate: relay)
         relay.attach(exchange)
     }
+}
+
+/// One event loop, shared by every proxy handler, for exchanges whose request came from no loop
+/// (in-process callers). Made when the first handler is built.
+enum FallbackLoop {
+    static let group = EventLoopGroup(count: 1, sweepInterval: .milliseconds(100), linger: ServerConfiguration().eventLoopLinger)
 }
 
 extension ProxyHeaderPolicy {

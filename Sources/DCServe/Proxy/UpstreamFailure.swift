@@ -17,7 +17,7 @@ struct UpstreamFailure: Sendable {
         switch error {
         case .connectFailed(let server, let code):
             status = .badGateway
-            reason = "cannot connect to \(server.host):\(server.port) (errno \(code))"
+            reason = "cannot connect to \(server) (errno \(code))"
         case .timedOut(let server, let phase):
             status = .gatewayTimeout
             reason = "\(server.host):\(server.port) timed out (\(phase))"
@@ -33,9 +33,6 @@ struct UpstreamFailure: Sendable {
         case .noServerAvailable:
             status = .badGateway
             reason = "no server available"
-        @unknown default:
-            status = .badGateway
-            reason = "\(error)"
         }
     }
 
