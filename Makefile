@@ -15,7 +15,8 @@ FUZZ_SMOKE_SECONDS ?= 30
 # compiled with -sanitize=fuzzer,address (no SwiftPM: the parser has no dependencies).
 FUZZ_BIN := $(ROOT)/.build/fuzz/request-parser-fuzz
 FUZZ_SOURCES := Sources/HTTPServer/RequestParser.swift Sources/HTTPServer/ParsedRequest.swift \
-	Sources/HTTPServer/HTTPParseError.swift Fuzz/RequestParserFuzz/RequestParserFuzz.swift
+	Sources/HTTPServer/HTTPParseError.swift Sources/HTTPCore/HTTPVersion.swift Sources/HTTPCore/ChunkedCoding.swift \
+	Fuzz/RequestParserFuzz/RequestParserFuzz.swift
 # libFuzzer target for the upstream response parser (HTTPClient's input), built the same way from
 # HTTPCore's parser sources. RESPONSE_FUZZ_SMOKE_SECONDS bounds its share of `make fuzz-smoke`.
 RESPONSE_FUZZ_BIN := $(ROOT)/.build/fuzz/response-parser-fuzz

@@ -54,6 +54,7 @@ let package = Package(
         .target(
             name: "HTTPServer",
             dependencies: [
+                "HTTPCore",
                 "COpenSSL",
                 "CLinux",
                 .product(name: "HTTPTypes", package: "swift-http-types"),

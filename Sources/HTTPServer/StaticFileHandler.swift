@@ -5,6 +5,7 @@ import Darwin
 #endif
 import CLinux
 import HTTPTypes
+import HTTPCore
 
 /// Serves files below a document root: GET and HEAD, `index.html` for directories, MIME types,
 /// strong `ETag` (content SHA-256) and `Last-Modified`, conditional requests (304), single byte
