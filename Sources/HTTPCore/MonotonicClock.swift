@@ -6,7 +6,6 @@ import Darwin
 
 /// Monotonic nanoseconds (CLOCK_MONOTONIC), for durations.
 public enum MonotonicClock {
-    @inlinable
     public static func nanoseconds() -> UInt64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
