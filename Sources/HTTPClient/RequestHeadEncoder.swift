@@ -46,7 +46,7 @@ enum RequestHeadEncoder {
             switch field.name {
             case .contentLength, .transferEncoding, .connection, .init("keep-alive")!:
                 continue
-            case .host:
+            case hostName:
                 hasHost = true
             default:
                 break
@@ -74,6 +74,8 @@ enum RequestHeadEncoder {
         out.append(0x0D)
         out.append(0x0A)
     }
+
+    private static let hostName = HTTPField.Name("Host")!
 
     private static func hexDigit(_ v: UInt8) -> UInt8 { v < 10 ? 0x30 + v : 0x41 + v - 10 }
 }

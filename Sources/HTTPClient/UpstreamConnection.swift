@@ -147,7 +147,8 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
     func handleEvents(_ mask: UInt32) {
         guard !isClosed else { return }
         if !connected {
-            guard mask & (EPOLLOUT.rawValue | EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0, let fd = transport?.descriptor else { return }
+            // EPOLLOUT | EPOLLERR | EPOLLHUP (0x4 | 0x8 | 0x10): the connect finished, one way or the other.
+            guard mask & 0x1C != 0, let fd = transport?.descriptor else { return }
             let error = Socket.connectResult(fd)
             guard error == 0 else { connectFailed(errno: error); return }
             didConnect()
@@ -356,7 +357,12 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
         body = .done
         requestSent = false
         if phase != .read { enterReadPhase() }
-        if !paused { readInput() }
+        // Read on the next turn (this may run inside the parse loop): the reset or EOF, or an answer.
+        let generation = generation
+        loop.queue.async {
+            guard generation == self.generation, !self.isClosed, !self.paused else { return }
+            self.readInput()
+        }
     }
 
     // MARK: Reading
@@ -520,7 +526,6 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
         let context = exchange
         exchange = nil
         close()
-        context?.cancel()
         context?.fail(.cancelled)
     }
 
