@@ -1,4 +1,3 @@
-#if canImport(HTTPClient)
 @testable import DCServe
 import DictionaryCodec
 import HTTPClient
@@ -171,4 +170,3 @@ final class HeldWriter: ResponseBodyWriter, @unchecked Sendable {
         #expect(response.body.knownLength == 0)
     }
 }
-#endif

@@ -1,4 +1,3 @@
-#if canImport(HTTPClient)
 import HTTPClient
 import HTTPServer
 import HTTPTypes
@@ -284,4 +283,3 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
         if bytes.isEmpty { taken() } else { writer.write(bytes, then: taken) }
     }
 }
-#endif

@@ -1,4 +1,3 @@
-#if canImport(HTTPClient)
 import DictionaryCodec
 import HTTPClient
 import HTTPCore
@@ -98,4 +97,3 @@ extension ProxyHeaderPolicy {
         upstreamHandlesDictionaries = upstream.upstreamHandlesDictionaries
     }
 }
-#endif

@@ -1,4 +1,3 @@
-#if canImport(HTTPClient)
 import HTTPClient
 import HTTPServer
 import HTTPTypes
@@ -42,4 +41,3 @@ struct UpstreamFailure: Sendable {
         return .text(status, summary, headerFields: [.cacheControl: "no-store"])
     }
 }
-#endif
