@@ -62,7 +62,8 @@ def request(port: int, method: str, path: str, headers: dict | None = None, body
             timeout: float = 10) -> tuple[int, http.client.HTTPMessage, bytes]:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
-        conn.request(method, path, body=body, headers=headers or {})
+        chunked = (headers or {}).get("Transfer-Encoding") == "chunked"
+        conn.request(method, path, body=body, headers=headers or {}, encode_chunked=chunked)
         r = conn.getresponse()
         return r.status, r.headers, r.read()
     finally:
@@ -245,8 +246,8 @@ def test_100_mb_to_a_slow_reader_keeps_memory_bounded(proxy):
                 break
             raw += chunk
             steps += 1
-            if steps % 64 == 0:
-                time.sleep(0.02)  # a slow reader: dcserve must pause the upstream, not buffer
+            if steps % 8 == 0:
+                time.sleep(0.01)  # a slow reader (~30 MB/s): dcserve must pause the upstream, not buffer
                 peak = max(peak, rss_kib(proxy.proc.pid))
             if raw.endswith(b"0\r\n\r\n") if chunked else len(raw) >= total:
                 break
@@ -254,8 +255,21 @@ def test_100_mb_to_a_slow_reader_keeps_memory_bounded(proxy):
     assert len(body) == total
     assert body[:65] == b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ+/\n"
     growth_mib = (peak - baseline) / 1024
-    print(f"\ndcserve RSS baseline {baseline // 1024} MiB, peak {peak // 1024} MiB during a 100 MiB slow read")
+    print(f"\ndcserve RSS baseline {baseline // 1024} MiB, peak {peak // 1024} MiB during a 100 MiB slow read"
+          f" ({time.monotonic() - (deadline - 40):.1f} s)")
     assert growth_mib < 48, f"RSS grew {growth_mib:.0f} MiB while relaying 100 MiB"
+    assert_serves(proxy)
+
+
+def test_large_streamed_body_is_compressed_on_the_fly(proxy):
+    total = 20 << 20  # beyond the 8 MiB buffer: streamed
+    status, headers, body = request(proxy.port, "GET", f"/api/big?bytes={total}&length=1", {"Accept-Encoding": "zstd"},
+                                    timeout=30)
+    assert status == 200 and headers["Content-Encoding"] == "zstd", dict(headers)
+    assert "Accept-Encoding" in headers.get("Vary", "")
+    decoded = subprocess.run(["zstd", "-q", "-d", "-c"], input=body, capture_output=True, check=True, timeout=30).stdout
+    assert len(decoded) == total and len(body) < total // 20
+    assert decoded[:65] == b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ+/\n"
     assert_serves(proxy)
 
 
@@ -307,7 +321,7 @@ def test_upstream_too_slow_is_504(proxy):
     assert status == 504, body
     assert time.monotonic() - start < 5.5
     assert b"api" in body
-    assert re.search(r"upstream request failed.*upstream=api", proxy.logs()), proxy.logs()[-2000:]
+    assert re.search(r"upstream=api .*upstream request failed", proxy.logs()), proxy.logs()[-2000:]
     assert_serves(proxy)
 
 
@@ -317,7 +331,7 @@ def test_upstream_down_is_502(dcserve_bin, tmp_path):
             status, _, body = request(server.port, "GET", "/api/items")
             assert status == 502, body
         assert b"upstream api" in body
-        assert re.search(r"upstream request failed.*upstream=api", server.logs())
+        assert re.search(r"upstream=api .*upstream request failed", server.logs())
         assert server.alive()
 
 
