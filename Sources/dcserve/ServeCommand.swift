@@ -214,7 +214,8 @@ struct ServeCommand: AsyncParsableCommand {
 
         do {
             let server = try DCServeServer(configuration: appConfiguration, hosts: host, registry: registry,
-                                           logger: logger, accessLogger: accessLogger)
+                                           logger: logger, accessLogger: accessLogger,
+                                           upstreamHandler: ReverseProxyHandler.factory(logger: logger))
             _ = try await server.run { BufferedLogWriter.standardError.flush() }
         } catch let error as ConfigurationError {
             throw CLIError(describe(error))
