@@ -32,8 +32,10 @@ public final class DCServeServer: Sendable {
     /// `registry` is what the admin listener exposes; `accessLogger` logs one line per request
     /// (level `.critical` or higher silences it). Throws `ConfigurationError` (site root, store, an
     /// upstream handler that cannot be built).
-    public init(configuration: DCServeConfiguration, hosts: [String] = [], registry: PrometheusCollectorRegistry,
-                logger: Logger, accessLogger: Logger, upstreamHandler: UpstreamHandlerFactory = NoProxyHandler.factory) throws {
+    public init(configuration: DCServeConfiguration, hosts: [String] = [],
+                registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
+                logger: Logger = Logger(label: "dcserve"), accessLogger: Logger = Logger(label: "dcserve.access"),
+                upstreamHandler: UpstreamHandlerFactory = NoProxyHandler.factory) throws {
         self.configuration = configuration
         self.logger = logger
         let app = try DCServeApplication(configuration: configuration, logger: logger, upstreamHandler: upstreamHandler,
@@ -143,11 +145,13 @@ public final class DCServeServer: Sendable {
     }
 
     /// `start()`, then serve until SIGTERM or SIGINT, then `shutdown()`. Returns whether it was forced.
+    /// The signal handlers are installed before the listeners open, so a signal that arrives during
+    /// start-up still shuts down gracefully.
     public func run() async throws -> Bool {
+        let (signals, signalled) = AsyncStream<Void>.makeStream()
+        ShutdownSignals.install(logger: logger) { signalled.yield() }
         try start()
-        await withCheckedContinuation { (signalled: CheckedContinuation<Void, Never>) in
-            ShutdownSignals.install(logger: logger) { signalled.resume() }
-        }
+        for await _ in signals { break }
         return await shutdown()
     }
 

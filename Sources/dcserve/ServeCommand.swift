@@ -1,13 +1,10 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import DCServe
 import DictionaryTransport
-import HTTPServer
 import Logging
 import Metrics
 import Prometheus
-import Synchronization
 
 /// `dcserve serve`: the dictionary-compression server, until SIGTERM/SIGINT.
 ///
