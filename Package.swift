@@ -84,6 +84,8 @@ let package = Package(
             name: "DCServe",
             dependencies: [
                 "HTTPServer",
+                "HTTPClient",
+                "HTTPCore",
                 "DictionaryTransport",
                 "DictionaryCodec",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -123,7 +125,7 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
-        .testTarget(name: "DCServeTests", dependencies: ["DCServe"]),
+        .testTarget(name: "DCServeTests", dependencies: ["DCServe", "HTTPClient", "HTTPCore"]),
     ],
     swiftLanguageModes: [.v6]
 )
