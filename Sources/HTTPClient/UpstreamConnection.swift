@@ -430,7 +430,7 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
                 return
             case .informational(let head):
                 if head.status == 100 { releaseHeldBody(); flush() }
-                context.delegate.didReceiveInformational(head.makeHTTPResponse())
+                context.delegate?.didReceiveInformational(head.makeHTTPResponse())
             case .head(let head):
                 if !head.transferCodings.isEmpty && head.transferCodings != [Self.chunked] {
                     fail(.invalidResponse(server: server, reason: "unsupported transfer coding"))
@@ -447,13 +447,13 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
                 }
                 if head.status < 500 { pool.shared.selector.markHealthy(server) }
                 if phase != .read { enterReadPhase() }
-                context.delegate.didReceiveHead(head.makeHTTPResponse(), bodyLength: head.bodyLength)
+                context.delegate?.didReceiveHead(head.makeHTTPResponse(), bodyLength: head.bodyLength)
             case .body(let range):
                 let bytes = input[(base + range.lowerBound)..<(base + range.upperBound)]
                 paused = true
                 if phase == .read { deadline = 0 }
                 let generation = generation
-                context.delegate.didReceiveBodyPart(bytes) {
+                context.delegate?.didReceiveBodyPart(bytes) {
                     self.loop.queue.async { self.resume(generation: generation) }
                 }
             case .end(let trailers):

@@ -392,6 +392,24 @@ struct HTTPClientTests {
         #expect(run(client, request("/"), on: loop).error == .noServerAvailable)
     }
 
+    @Test func delegateIsReleasedWhenTheExchangeEndsWhileItsHandleLives() {
+        let upstream = TestUpstream(handler: echoPathHandler)
+        defer { upstream.stop() }
+        let (client, loop, _) = makeClient(ports: [upstream.port])
+        weak var weakDelegate: CollectingDelegate?
+        var handle: HTTPClientExchange?
+        do {
+            let delegate = CollectingDelegate()
+            weakDelegate = delegate
+            handle = client.execute(request("/"), on: loop, delegate: delegate)
+            #expect(delegate.wait())
+        }
+        #expect(handle != nil)
+        #expect(eventually { weakDelegate == nil })
+        handle?.cancel()  // after the end: no effect, no callback
+        client.closeIdleConnections()
+    }
+
     @Test func upstreamServerURLs() {
         #expect(UpstreamServer(url: "http://127.0.0.1:8000") == UpstreamServer(host: "127.0.0.1", port: 8000))
         #expect(UpstreamServer(url: "https://api.example.com") == UpstreamServer(host: "api.example.com", port: 443, tls: true))
