@@ -65,6 +65,8 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
     private var paused = false
     private var sawResponseByte = false
     private var reusable = true
+    /// The upstream's `Keep-Alive: timeout=N` of the last response, in nanoseconds (0 = none).
+    private var upstreamKeepAlive: UInt64 = 0
 
     /// Uptime (ns) of the next deadline, 0 = none; `phase` names it.
     private var deadline: UInt64 = 0
@@ -222,10 +224,32 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
         }
     }
 
-    /// Back in the pool: read only to notice the server closing.
+    /// Back in the pool: read only to notice the server closing. A `Keep-Alive: timeout=N` from the
+    /// upstream shortens the stay to N - 1 seconds (so we stop using it before the server drops it).
     func becomeIdle(until: UInt64) {
         phase = .idle
         deadline = until
+        if upstreamKeepAlive > 0 {
+            deadline = min(until, now &+ upstreamKeepAlive &- 1_000_000_000)
+        }
+    }
+
+    /// True when the upstream's `Keep-Alive: timeout` leaves time to reuse the connection.
+    var upstreamAllowsPooling: Bool { upstreamKeepAlive == 0 || upstreamKeepAlive > 1_000_000_000 }
+
+    /// `timeout=N` of the `Keep-Alive` field (RFC 2068 §19.7.1.1, still sent by some servers), in ns.
+    private static func keepAliveTimeout(_ head: ParsedResponseHead) -> UInt64 {
+        for value in head.values(of: "keep-alive") {
+            for parameter in value.split(separator: ",") {
+                let pair = parameter.split(separator: "=", maxSplits: 1).map {
+                    String($0.drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed())
+                }
+                if pair.count == 2, pair[0].lowercased() == "timeout", let seconds = UInt64(pair[1]), seconds < 1_000_000 {
+                    return seconds * 1_000_000_000
+                }
+            }
+        }
+        return 0
     }
 
     /// The exchange was cancelled: close without calling its delegate.
@@ -437,6 +461,7 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
                     return
                 }
                 if !head.keepAlive { reusable = false }
+                upstreamKeepAlive = Self.keepAliveTimeout(head)
                 switch body {
                 case .heldBytes, .heldStream:
                     // A final answer before the body was sent: it never will be.
@@ -505,7 +530,8 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
         }
         let clean: Bool
         if case .done = body { clean = requestSent } else { clean = false }
-        if reusable && clean && inputOffset == input.count && completedExchanges < pool.shared.configuration.maxRequestsPerConnection {
+        if reusable && clean && inputOffset == input.count && upstreamAllowsPooling
+            && completedExchanges < pool.shared.configuration.maxRequestsPerConnection {
             input = []
             inputOffset = 0
             pool.release(self)

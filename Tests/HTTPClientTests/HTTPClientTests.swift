@@ -408,6 +408,24 @@ struct HTTPClientTests {
         #expect(loop.queue.sync { client.idleConnectionCount(on: loop) } == 0)
     }
 
+    @Test func upstreamKeepAliveTimeoutShortensTheIdleStay() {
+        let upstream = TestUpstream { connection, _ in
+            while let request = connection.readRequest() {
+                let timeout = request.head.contains("/short") ? 2 : 1
+                connection.write("HTTP/1.1 200 OK\r\nKeep-Alive: timeout=\(timeout), max=100\r\nContent-Length: 0\r\n\r\n")
+            }
+        }
+        defer { upstream.stop() }
+        let (client, loop, _) = makeClient(ports: [upstream.port]) { $0.idleTimeout = .seconds(60) }
+        // timeout=1 leaves no safe time to reuse: not pooled.
+        #expect(run(client, request("/one"), on: loop).error == nil)
+        #expect(loop.queue.sync { client.idleConnectionCount(on: loop) } == 0)
+        // timeout=2: pooled for about a second, then closed although idleTimeout is 60 s.
+        #expect(run(client, request("/short"), on: loop).error == nil)
+        #expect(loop.queue.sync { client.idleConnectionCount(on: loop) } == 1)
+        #expect(eventually { loop.queue.sync { client.idleConnectionCount(on: loop) } == 0 })
+    }
+
     @Test func connectionsAreRetiredAfterMaxRequests() {
         let upstream = TestUpstream(handler: echoPathHandler)
         defer { upstream.stop() }
