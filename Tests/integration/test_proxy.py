@@ -142,6 +142,14 @@ def test_large_post_bodies_are_streamed_to_the_upstream(proxy):
     assert_serves(proxy)
 
 
+def test_client_abandoning_an_upload_mid_body(proxy):
+    for _ in range(3):
+        with proxy.connect() as s:
+            s.sendall(b"POST /api/echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5000000\r\n\r\n" + b"x" * 100000)
+            time.sleep(0.05)
+    assert_serves(proxy)
+
+
 def test_expect_100_continue(proxy):
     body = b"x" * 5000
     with proxy.connect() as s:

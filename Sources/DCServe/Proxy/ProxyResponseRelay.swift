@@ -170,7 +170,30 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
     }
 
     func didFail(_ error: HTTPClientError) {
-        if case .cancelled = error { return }  // we cancelled: the client is gone
+        if case .cancelled = error {
+            // Either we cancelled (the client went away: nothing to answer), or the client's streamed
+            // request body failed (closed, timed out, bad framing): answer, if the connection still can.
+            enum Next { case answer((@Sendable (HTTPServerResponse) -> Void)?), abort, nothing }
+            let next = state.withLock { s -> Next in
+                guard !s.cancelRequested else { return .nothing }
+                switch s.phase {
+                case .waitingForHead, .buffering:
+                    s.end()
+                    return .answer(takeRespond(&s))
+                case .streaming:
+                    s.ending = false
+                    return .abort
+                case .done:
+                    return .nothing
+                }
+            }
+            switch next {
+            case .answer(let respond): respond?(.text(.badRequest, "400 Bad Request: the request body could not be read to its end"))
+            case .abort: flushPending()
+            case .nothing: break
+            }
+            return
+        }
         let failure = UpstreamFailure(error, upstream: upstream)
         let answer = state.withLock { s -> Bool in
             switch s.phase {
