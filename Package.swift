@@ -125,7 +125,9 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
-        .testTarget(name: "DCServeTests", dependencies: ["DCServe", "HTTPClient", "HTTPCore"]),
+        .testTarget(name: "DCServeTests", dependencies: [
+            "DCServe", "HTTPClient", "HTTPCore", .product(name: "PropertyBased", package: "swift-property-based"),
+        ]),
     ],
     swiftLanguageModes: [.v6]
 )
