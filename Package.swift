@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "DictionaryTransport", targets: ["DictionaryTransport"]),
         .library(name: "DCServe", targets: ["DCServe"]),
+        .library(name: "DictionaryStorePostgres", targets: ["DictionaryStorePostgres"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -26,6 +27,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        // Shared dictionary store (issue #15).
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // System-library shims. Link flags come from pkg-config only (no `link` lines in the maps).
@@ -58,11 +61,24 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // PostgreSQL dictionary store and the tiered (local cache + shared) store; keeps NIO out of
+        // DictionaryTransport.
+        .target(
+            name: "DictionaryStorePostgres",
+            dependencies: [
+                "DictionaryTransport",
+                "DictionaryCodec",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
         .target(
             name: "DCServe",
             dependencies: [
                 "HTTPServer",
                 "DictionaryTransport",
+                "DictionaryStorePostgres",
                 "DictionaryCodec",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -100,6 +116,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "DCServeTests", dependencies: ["DCServe"]),
+        .testTarget(name: "DictionaryStorePostgresTests", dependencies: ["DictionaryStorePostgres"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -33,6 +33,7 @@ extension DCServeConfiguration {
         try check(store.maxBytes > 0, "store.maxBytes", "must be positive")
         try check(store.maxEntriesPerRule > 0, "store.maxEntriesPerRule", "must be positive")
         try check(store.retainAfterExpirySeconds >= 0, "store.retainAfterExpirySeconds", "must not be negative")
+        try validatePostgresStore()
         try check(!compression.preference.isEmpty, "compression.preference", "must list at least one coding")
         try check(Set(compression.preference).count == compression.preference.count, "compression.preference", "lists a coding twice")
         try check(compression.minimumBytes >= 0, "compression.minimumBytes", "must not be negative")
