@@ -45,8 +45,8 @@ enum PostgresDictionarySchema {
     ]
 
     /// Creates or migrates the schema to ``currentVersion``.
-    static func migrate(_ client: PostgresClient, logger: Logger) async throws {
-        try await client.withTransaction(logger: logger) { connection in
+    static func migrate(on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))", logger: logger)
             try await connection.query(PostgresQuery(unsafeSQL: """
                 CREATE TABLE IF NOT EXISTS dcserve_schema (

@@ -121,11 +121,19 @@ public final class PostgresDictionaryStore: DictionaryStore {
         let runner = Task { await client.run() }
         tasks.withLock { $0.append(runner) }
         do {
-            try blockingAwait(timeout: settings.connectTimeoutSeconds + 5, what: "start") { [logger] in
-                try await PostgresDictionarySchema.migrate(client, logger: logger)
-            }
-            let records = try blockingAwait(timeout: settings.connectTimeoutSeconds + 5, what: "loading the records") { [logger] in
-                try await Self.loadRecords(client, logger: logger)
+            // One direct connection first: an unreachable server or bad credentials fail fast, with
+            // the server's reason (the pool would retry quietly).
+            let records = try blockingAwait(timeout: settings.connectTimeoutSeconds + 5, what: "start") { [logger, connection] in
+                let direct = try await PostgresConnection.connect(configuration: connection, id: 0, logger: logger)
+                do {
+                    try await PostgresDictionarySchema.migrate(on: direct, logger: logger)
+                    let records = try await Self.loadRecords(on: direct, logger: logger)
+                    try await direct.close()
+                    return records
+                } catch {
+                    try? await direct.close()
+                    throw error
+                }
             }
             state.withLock { $0.index = records }
         } catch {
@@ -420,10 +428,6 @@ public final class PostgresDictionaryStore: DictionaryStore {
     }
 
     /// Every shared dictionary's record (no bytes).
-    private static func loadRecords(_ client: PostgresClient, logger: Logger) async throws -> [DictionaryHash: DictionaryMetadata] {
-        try await client.withConnection { try await loadRecords(on: $0, logger: logger) }
-    }
-
     private static func loadRecords(on connection: PostgresConnection, logger: Logger) async throws
         -> [DictionaryHash: DictionaryMetadata] {
         var records: [DictionaryHash: DictionaryMetadata] = [:]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import shutil
 import subprocess
 import uuid
 
@@ -34,6 +35,18 @@ class ThrowawayPostgres:
 
     def stop(self) -> None:
         subprocess.run([str(SCRIPT), "stop", str(self.dir)], capture_output=True, timeout=60)
+
+    @classmethod
+    def scratch(cls, name: str) -> "ThrowawayPostgres":
+        """A server of its own under .build/pg (pytest's tmp_path is private to root, and the server
+        runs as `postgres`); remove it with `discard()`."""
+        directory = ROOT / ".build/pg" / f"{name}-{uuid.uuid4().hex[:8]}"
+        return cls(directory)
+
+    def discard(self) -> None:
+        """Stops the server and deletes its directory."""
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
     @property
     def port(self) -> int:

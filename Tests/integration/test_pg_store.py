@@ -128,7 +128,7 @@ def test_three_instances_share_dictionaries(dcserve_bin, three, brotli_cli):
             status, h, body = server.get("/static/app.v2.js", delta_headers(V1, "dcz"))
             assert status == 200 and h["Content-Encoding"] == "dcz", server.logs()
             assert dcz_with_zstd_cli(body, V1) == V2
-            assert server.get("/readyz")[2] == b"ready"
+            assert server.get("/readyz")[2].strip() == b"ready"
 
 
 def test_retention_by_one_instance_is_seen_by_all(dcserve_bin, tmp_path, postgres_server):
@@ -156,7 +156,7 @@ def test_retention_by_one_instance_is_seen_by_all(dcserve_bin, tmp_path, postgre
 
 
 def test_postgres_down_keeps_serving_then_recovers(dcserve_bin, tmp_path, brotli_cli):
-    pg = ThrowawayPostgres(tmp_path / "pg").start()
+    pg = ThrowawayPostgres.scratch("fault").start()
     try:
         _, url = pg.new_database()
         sites = [make_site(tmp_path, url, n) for n in "ab"]
@@ -166,7 +166,7 @@ def test_postgres_down_keeps_serving_then_recovers(dcserve_bin, tmp_path, brotli
             assert a.get("/static/app.v1.js")[0] == 200
             # A has v1 cached (it stored it); B has never loaded it.
             assert a.get("/static/app.v2.js", delta_headers(V1, "dcz"))[1]["Content-Encoding"] == "dcz"
-            assert wait_for(lambda: b.get("/readyz")[2] == b"ready", timeout=2)
+            assert wait_for(lambda: b.get("/readyz")[2].strip() == b"ready", timeout=2)
 
             pg.stop()
             for server in (a, b):
@@ -194,7 +194,7 @@ def test_postgres_down_keeps_serving_then_recovers(dcserve_bin, tmp_path, brotli
 
             pg.start()
             for server in (a, b):
-                assert wait_for(lambda: server.get("/readyz")[2] == b"ready", timeout=10), server.logs()
+                assert wait_for(lambda: server.get("/readyz")[2].strip() == b"ready", timeout=10), server.logs()
                 assert metric(server, "dcserve_store_postgres_up") == 1
             # Recovered without a restart: v3 is stored and advertised now, B reads v1 from PostgreSQL.
             status, h, body = a.get("/static/app.v3.js", {"Accept-Encoding": "identity"})
@@ -204,7 +204,7 @@ def test_postgres_down_keeps_serving_then_recovers(dcserve_bin, tmp_path, brotli
             assert wait_for(lambda: b.get("/static/app.v2.js", delta_headers(V3, "dcb"))[1].get("Content-Encoding") == "dcb",
                             timeout=1)
     finally:
-        pg.stop()
+        pg.discard()
 
 
 def test_corrupted_row_is_never_used(dcserve_bin, tmp_path, postgres_server, brotli_cli):
@@ -243,7 +243,6 @@ def test_quick_mode_store_url_and_clear_errors(dcserve_bin, tmp_path, postgres_s
         assert postgres_server.psql("SELECT count(*) FROM dcserve_dictionaries", name) == "1"
         assert "dcserve-test" not in s.logs()  # the password is never logged
     # Unreachable at start: a clear error naming the server, without the password; exit non-zero.
-    free = ThrowawayPostgres(tmp_path / "none")
     bad = f"postgres://dcserve:sekrit@127.0.0.1:1/nothing"
     out = subprocess.run([dcserve_bin, "serve", "--root", str(root), "--port", "0", "--store", bad],
                          capture_output=True, text=True, timeout=60, cwd=str(tmp_path))
