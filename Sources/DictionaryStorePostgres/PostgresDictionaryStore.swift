@@ -419,7 +419,9 @@ public final class PostgresDictionaryStore: DictionaryStore {
         }
         metrics.up.record(connected ? 1 : 0)
         guard changed else { return }
-        if connected {
+        if state.withLock({ $0.stopped }) {
+            logger.info("PostgreSQL dictionary store closed", metadata: ["server": "\(settings)"])
+        } else if connected {
             logger.notice("PostgreSQL dictionary store connected", metadata: ["server": "\(settings)"])
         } else {
             logger.error("PostgreSQL dictionary store unreachable; serving from the local cache, reconnecting",

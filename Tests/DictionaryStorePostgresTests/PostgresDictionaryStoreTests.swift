@@ -182,8 +182,9 @@ struct PostgresDictionaryStoreTests {
     }
 
     @Test func unreachableServerIsAClearErrorWithoutThePassword() async throws {
-        var settings = try PostgresStoreSettings(url: "postgres://dcserve:sekrit@127.0.0.1:1/nothing?sslmode=disable")
-        settings.connectTimeoutSeconds = 1
+        var unreachable = try PostgresStoreSettings(url: "postgres://dcserve:sekrit@127.0.0.1:1/nothing?sslmode=disable")
+        unreachable.connectTimeoutSeconds = 1
+        let settings = unreachable
         await #expect {
             _ = try await onThread { try PostgresDictionaryStore(settings: settings) }
         } throws: { error in
