@@ -12,7 +12,9 @@ let package = Package(
     products: [
         .executable(name: "dcserve", targets: ["dcserve"]),
         .library(name: "DictionaryCodec", targets: ["DictionaryCodec"]),
+        .library(name: "HTTPCore", targets: ["HTTPCore"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
+        .library(name: "HTTPClient", targets: ["HTTPClient"]),
         .library(name: "DictionaryTransport", targets: ["DictionaryTransport"]),
         .library(name: "DCServe", targets: ["DCServe"]),
         .library(name: "DictionaryStorePostgres", targets: ["DictionaryStorePostgres"]),
@@ -42,13 +44,33 @@ let package = Package(
             name: "DictionaryCodec",
             dependencies: ["CZstd", "CBrotli", "COpenSSL", "CZlib"]
         ),
+        // Event loops, sockets, byte transports (TCP, TLS server and client), HTTP/1 framing pieces:
+        // what the server and the upstream client share.
         .target(
-            name: "HTTPServer",
+            name: "HTTPCore",
             dependencies: [
                 "COpenSSL",
                 "CLinux",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "HTTPServer",
+            dependencies: [
+                "HTTPCore",
+                "COpenSSL",
+                "CLinux",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The upstream HTTP/1.1 client on HTTPCore's event loops (pool, timeouts, retry, round robin).
+        .target(
+            name: "HTTPClient",
+            dependencies: [
+                "HTTPCore",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
         .target(
@@ -77,6 +99,8 @@ let package = Package(
             name: "DCServe",
             dependencies: [
                 "HTTPServer",
+                "HTTPClient",
+                "HTTPCore",
                 "DictionaryTransport",
                 "DictionaryStorePostgres",
                 "DictionaryCodec",
@@ -107,7 +131,9 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
+        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPCore"]),
         .testTarget(
             name: "DictionaryTransportTests",
             dependencies: [
@@ -115,7 +141,7 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
-        .testTarget(name: "DCServeTests", dependencies: ["DCServe"]),
+        .testTarget(name: "DCServeTests", dependencies: ["DCServe", "HTTPClient", "HTTPCore"]),
         .testTarget(name: "DictionaryStorePostgresTests", dependencies: ["DictionaryStorePostgres"]),
     ],
     swiftLanguageModes: [.v6]

@@ -92,3 +92,13 @@ extension DCServeConfiguration {
         try check(!settings.database.isEmpty, "store.postgres.database", "must not be empty")
     }
 }
+
+extension DCServeConfiguration.Store {
+    /// What logs show for the store: the directory, or the PostgreSQL server (password as `***`) and
+    /// the local cache directory.
+    public var logDescription: String {
+        guard kind == .postgres else { return path }
+        let server = (try? postgres.settings())?.description ?? "postgres"
+        return "\(server), cache \(path)"
+    }
+}
