@@ -98,7 +98,7 @@ public final class DCServeServer: Sendable {
         do {
             try Self.open(main, name: "listening", logger: logger, metadata: [
                 "root": "\(application.staticFiles.map { "\($0.resolvedRoot)" } ?? "-")",
-                "store": "\(configuration.store.path)",
+                "store": "\(configuration.store.logDescription)",
                 "rules": "\(configuration.rules.map(\.name).joined(separator: ","))",
                 "routes": "\(configuration.routes.map { "\($0.prefix)→\($0.upstream ?? "site")" }.joined(separator: ","))",
             ])

@@ -40,7 +40,7 @@ struct ServeCommand: AsyncParsableCommand {
         "Quick mode: a URL path pattern whose responses become dictionaries (repeatable).", valueName: "pattern"))
     var dictionaryPatterns: [String] = []
 
-    @Option(help: "Dictionary store directory (overrides store.path; default dictionaries/).")
+    @Option(help: "Dictionary store directory (overrides store.path; default dictionaries/), or postgres://USER[:PASSWORD]@HOST:PORT/DB for the shared PostgreSQL store (store.path is then its local cache).")
     var store: String?
 
     @Option(help: "TCP port; 0 picks a free one (overrides server.port; default 8080).")
@@ -116,7 +116,14 @@ struct ServeCommand: AsyncParsableCommand {
             c.admin.enabled = adminPort != nil  // quick mode: no second port unless asked for
         }
         if let root { c.site.root = root }
-        if let store { c.store.path = store }
+        if let store {
+            if store.hasPrefix("postgres://") || store.hasPrefix("postgresql://") {  // shared store (issue #15)
+                c.store.kind = .postgres
+                c.store.postgres.url = store
+            } else {
+                c.store.path = store
+            }
+        }
         if let port { c.server.port = Int(port) }
         if let adminPort { c.admin.port = Int(adminPort) }
         if noAdmin { c.admin.enabled = false }
