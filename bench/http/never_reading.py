@@ -5,7 +5,7 @@ Starts `dcserve serve --root R --dictionaries '/big/*'` (so the file is inside a
 scope and served from memory), fetches it once to warm the caches, then opens N connections that
 each send one GET and never read. Prints the server's RSS before and after (VmRSS, after the
 server had SETTLE seconds to fill the sockets). Usage: never_reading.py DCSERVE_BIN [N] [MB]
-Environment passes through (e.g. DCSERVE_COMPRESSION_VARIANTCACHEBYTES, so the file fits the
+Environment passes through (e.g. DCSERVE_COMPRESSION_VARIANT_CACHE_BYTES, so the file fits the
 resource cache and every connection is handed the same bytes).
 Bounded: every socket has a timeout, the server is stopped by PID."""
 import os
@@ -21,7 +21,7 @@ import urllib.request
 binary = sys.argv[1]
 n = int(sys.argv[2]) if len(sys.argv) > 2 else 100
 mb = int(sys.argv[3]) if len(sys.argv) > 3 else 40
-SETTLE = 5
+SETTLE = int(os.environ.get("SETTLE", "5"))
 
 work = tempfile.mkdtemp(prefix="never-reading-")
 os.makedirs(f"{work}/www/big")
