@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "DictionaryTransport", targets: ["DictionaryTransport"]),
         .library(name: "DCServe", targets: ["DCServe"]),
+        .library(name: "DictionaryClient", targets: ["DictionaryClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -72,6 +73,16 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
+        // dclient: the client half of RFC 9842 (issue #17); never depends on the server.
+        .target(
+            name: "DictionaryClient",
+            dependencies: [
+                "DictionaryCodec",
+                "DictionaryTransport",
+                .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
         .executableTarget(
             name: "dcserve",
             dependencies: [
@@ -79,6 +90,8 @@ let package = Package(
                 "HTTPServer",
                 "DictionaryCodec",
                 "DictionaryTransport",
+                "DictionaryClient",
+                "COpenSSL",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -100,6 +113,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "DCServeTests", dependencies: ["DCServe"]),
+        .testTarget(name: "DictionaryClientTests", dependencies: ["DictionaryClient", "DictionaryCodec", "DictionaryTransport"]),
     ],
     swiftLanguageModes: [.v6]
 )
