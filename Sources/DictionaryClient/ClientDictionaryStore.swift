@@ -38,6 +38,7 @@ public final class ClientDictionaryStore: Sendable {
             try FileManager.default.createDirectory(atPath: dir + "/bodies", withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
         } catch { throw .storage("cannot create \(dir): \(error.localizedDescription)") }
+        chmod(dir, 0o700)
         if let bytes = ClientAtomicFile.read(dir + "/index.json"),
            let list = try? Self.decoder.decode([StoredDictionary].self, from: Data(bytes)) {
             state.withLock { s in

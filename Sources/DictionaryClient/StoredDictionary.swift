@@ -24,7 +24,26 @@ public struct StoredDictionary: Codable, Hashable, Sendable {
     /// Last time the dictionary was named in a request (or registered): the LRU order.
     public var lastUsedAt: Date
 
-    public var hash: DictionaryHash { DictionaryHash(hex: hashHex)! }
+    public init(
+        partition: String, origin: String, sourceURL: String, match: String, matchDestinations: [String],
+        id: String?, hashHex: String, size: Int, fetchedAt: Date, expiresAt: Date, lastUsedAt: Date
+    ) {
+        self.partition = partition
+        self.origin = origin
+        self.sourceURL = sourceURL
+        self.match = match
+        self.matchDestinations = matchDestinations
+        self.id = id
+        self.hashHex = hashHex
+        self.size = size
+        self.fetchedAt = fetchedAt
+        self.expiresAt = expiresAt
+        self.lastUsedAt = lastUsedAt
+    }
+
+    /// The hash (a malformed `hashHex` — only possible in a hand-edited index — reads as all zeros,
+    /// which no body matches, so the entry is dropped on load).
+    public var hash: DictionaryHash { DictionaryHash(hex: hashHex) ?? DictionaryHash(bytes: [UInt8](repeating: 0, count: 32))! }
 
     /// Re-registering the same (partition, origin, match, match-dest) replaces the entry (RFC 9842 §2.1).
     public var key: Key { Key(partition: partition, origin: origin, match: match, matchDestinations: matchDestinations) }
