@@ -42,11 +42,17 @@ struct FetchHTTPExchange {
         try send(Array(head.utf8), fd: fd, tls: tls)
         var raw: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        // Parsing is retried when the peer pauses (a short read) or the data has doubled, so a large
+        // body is not re-scanned after every read; the server closes after the response anyway.
+        var nextAttempt = 0
         while raw.count <= maxResponseBytes {
             let n = try receive(&buffer, fd: fd, tls: tls)
             if n == 0 { break }
             raw.append(contentsOf: buffer[0..<n])
-            if let complete = try? Self.parse(raw, final: false) { return complete }
+            if n < buffer.count || raw.count >= nextAttempt {
+                if let complete = try? Self.parse(raw, final: false) { return complete }
+                nextAttempt = raw.count * 2
+            }
         }
         guard raw.count <= maxResponseBytes else { throw CLIError("\(target): response larger than \(maxResponseBytes) bytes") }
         return try Self.parse(raw, final: true)
