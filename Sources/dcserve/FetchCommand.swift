@@ -68,12 +68,14 @@ struct FetchCommand: ParsableCommand {
         let transport = FetchHTTPExchange(caFile: cacert, timeoutSeconds: timeout)
 
         var report = FetchReport(url: url, store: directory, partition: partition, destination: dest)
-        let main = try exchange(url, client: client, transport: transport, extra: extra, report: &report.main)
+        let main = try exchange(url, destination: dest, client: client, transport: transport, extra: extra, report: &report.main)
         if !noLinks {
             for link in main.dictionaryLinks.prefix(Self.maxLinkFetches) {
                 var linkReport = FetchReport.Exchange()
                 do {
-                    _ = try exchange(link.description, client: client, transport: transport, extra: HTTPFields(), report: &linkReport)
+                    // Linked dictionaries are fetched like fetch() (destination ""), as browsers do.
+                    _ = try exchange(link.description, destination: "", client: client, transport: transport,
+                                     extra: HTTPFields(), report: &linkReport)
                 } catch {
                     linkReport.error = "\(error)"
                     if verbose { log("* linked dictionary \(link): \(error)") }
@@ -97,11 +99,11 @@ struct FetchCommand: ParsableCommand {
     /// Sends one GET through the client and the transport; fills `report`. Throws (a `CLIError`) on a
     /// transport or decoding failure.
     private func exchange(
-        _ url: String, client: DictionaryClient, transport: FetchHTTPExchange, extra: HTTPFields,
+        _ url: String, destination: String, client: DictionaryClient, transport: FetchHTTPExchange, extra: HTTPFields,
         report: inout FetchReport.Exchange
     ) throws -> ProcessedResponse {
         let prepared: PreparedDictionaryRequest
-        do { prepared = try client.prepare(url: url, destination: dest, partition: partition, fields: extra) }
+        do { prepared = try client.prepare(url: url, destination: destination, partition: partition, fields: extra) }
         catch { throw CLIError("\(error)") }
         report.url = prepared.target.description
         report.requestFields = prepared.fields.map { [$0.name.rawName, $0.value] }

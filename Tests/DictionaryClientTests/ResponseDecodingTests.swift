@@ -117,6 +117,15 @@ import Testing
         }
     }
 
+    @Test func dcbLargeWindowStreamIsRefused() throws {
+        let (client, request) = try prepared()
+        // Large-window brotli (first byte 0x11, the WBITS escape) would need more than the 16 MiB dcb allows.
+        let body = hexBytes("ff444342" + hashHex) + [0x11, 0x3E, 0x00, 0x00]
+        #expect(throws: DictionaryClientError.decodeFailed(coding: .dcb, reason: .windowTooLarge(maxWindowLog: 24))) {
+            try process(client, request, coding: "dcb", body: body)
+        }
+    }
+
     @Test func dictionaryCodingWithoutAnAdvertisedDictionaryIsRefused() throws {
         let client = try memoryClient(clock)
         let request = try client.prepare(url: "https://example.com/data/1")
