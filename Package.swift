@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "DictionaryCodec", targets: ["DictionaryCodec"]),
         .library(name: "HTTPCore", targets: ["HTTPCore"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
+        .library(name: "HTTPClient", targets: ["HTTPClient"]),
         .library(name: "DictionaryTransport", targets: ["DictionaryTransport"]),
         .library(name: "DCServe", targets: ["DCServe"]),
         .library(name: "DictionaryClient", targets: ["DictionaryClient"]),
@@ -62,6 +63,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The upstream HTTP/1.1 client on HTTPCore's event loops (pool, timeouts, retry, round robin).
+        .target(
+            name: "HTTPClient",
+            dependencies: [
+                "HTTPCore",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
         .target(
             name: "DictionaryTransport",
             dependencies: [
@@ -76,6 +85,8 @@ let package = Package(
             name: "DCServe",
             dependencies: [
                 "HTTPServer",
+                "HTTPClient",
+                "HTTPCore",
                 "DictionaryTransport",
                 "DictionaryCodec",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -119,6 +130,7 @@ let package = Package(
         ),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPCore"]),
         .testTarget(
             name: "DictionaryTransportTests",
             dependencies: [
@@ -126,7 +138,7 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
-        .testTarget(name: "DCServeTests", dependencies: ["DCServe"]),
+        .testTarget(name: "DCServeTests", dependencies: ["DCServe", "HTTPClient", "HTTPCore"]),
         .testTarget(name: "DictionaryClientTests", dependencies: ["DictionaryClient", "DictionaryCodec", "DictionaryTransport"]),
     ],
     swiftLanguageModes: [.v6]

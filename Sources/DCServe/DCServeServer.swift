@@ -124,8 +124,9 @@ public final class DCServeServer: Sendable {
 
     /// Graceful shutdown: not ready, listeners closed, in-flight requests get
     /// `server.shutdownDeadlineSeconds`, then the application stops (background work, store flush).
+    /// `flushLogs` runs just before the final "stopped" line (buffered access-log writers).
     /// Returns true if connections had to be closed at the deadline.
-    public func shutdown() async -> Bool {
+    public func shutdown(flushLogs: () -> Void = {}) async -> Bool {
         application.readiness.setListenersOpen(false)
         let servers = [main] + (admin.map { [$0] } ?? [])
         let deadline = Duration.configured(seconds: configuration.server.shutdownDeadlineSeconds)
@@ -134,6 +135,7 @@ public final class DCServeServer: Sendable {
             for s in servers { s.shutdown(deadline: deadline) { remaining.arrive(forced: $0) } }
         }
         application.stop()
+        flushLogs()
         var stopped: Logger.Metadata = ["forced": "\(forced)"]
         if let tls = main.tlsHandshakes {
             stopped["tlsHandshakes"] = "\(tls.completed)"
@@ -147,12 +149,12 @@ public final class DCServeServer: Sendable {
     /// `start()`, then serve until SIGTERM or SIGINT, then `shutdown()`. Returns whether it was forced.
     /// The signal handlers are installed before the listeners open, so a signal that arrives during
     /// start-up still shuts down gracefully.
-    public func run() async throws -> Bool {
+    public func run(flushLogs: () -> Void = {}) async throws -> Bool {
         let (signals, signalled) = AsyncStream<Void>.makeStream()
         ShutdownSignals.install(logger: logger) { signalled.yield() }
         try start()
         for await _ in signals { break }
-        return await shutdown()
+        return await shutdown(flushLogs: flushLogs)
     }
 
     /// Starts one HTTP server and logs `<name> on http://HOST:PORT` for every bound address; a bind
