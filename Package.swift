@@ -115,6 +115,8 @@ let package = Package(
                 "DictionaryCodec",
                 "DictionaryTransport",
                 "DictionaryClient",
+                "HTTPClient",
+                "HTTPCore",
                 "COpenSSL",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

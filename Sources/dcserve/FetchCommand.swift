@@ -35,6 +35,13 @@ struct FetchCommand: ParsableCommand {
     @Option(help: "PEM file of CA certificates to verify HTTPS servers with (default: the system store).")
     var cacert: String?
 
+    enum Transport: String, ExpressibleByArgument, CaseIterable {
+        case eventloop, socket
+    }
+
+    @Option(help: "HTTP client: eventloop (dcserve's HTTPClient, default) or socket (a minimal blocking client).")
+    var transport: Transport = .eventloop
+
     @Option(help: "Seconds to wait for connecting and for each read.")
     var timeout: Int = 30
 
@@ -65,7 +72,10 @@ struct FetchCommand: ParsableCommand {
             client = DictionaryClient(store: try ClientDictionaryStore(location: .directory(directory)))
         } catch { throw CLIError("cannot open the dictionary store: \(error)") }
         client.store.removeExpired(now: Date())
-        let transport = FetchHTTPExchange(caFile: cacert, timeoutSeconds: timeout)
+        let transport: any FetchTransport = switch self.transport {
+        case .eventloop: HTTPClientFetchTransport(caFile: cacert, timeoutSeconds: timeout)
+        case .socket: FetchHTTPExchange(caFile: cacert, timeoutSeconds: timeout)
+        }
 
         var report = FetchReport(url: url, store: directory, partition: partition, destination: dest)
         let main = try exchange(url, destination: dest, client: client, transport: transport, extra: extra, report: &report.main)
@@ -99,7 +109,7 @@ struct FetchCommand: ParsableCommand {
     /// Sends one GET through the client and the transport; fills `report`. Throws (a `CLIError`) on a
     /// transport or decoding failure.
     private func exchange(
-        _ url: String, destination: String, client: DictionaryClient, transport: FetchHTTPExchange, extra: HTTPFields,
+        _ url: String, destination: String, client: DictionaryClient, transport: any FetchTransport, extra: HTTPFields,
         report: inout FetchReport.Exchange
     ) throws -> ProcessedResponse {
         let prepared: PreparedDictionaryRequest

@@ -6,14 +6,20 @@ import HTTPTypes
 import Glibc
 #endif
 
-/// One blocking HTTP/1.1 GET over a socket, plain or TLS (OpenSSL), for `dcserve fetch`.
+/// How `dcserve fetch` sends one GET and receives the whole response (body as on the wire).
+protocol FetchTransport {
+    func get(_ target: ClientRequestTarget, fields: HTTPFields) throws -> FetchHTTPExchange.Response
+}
+
+/// One blocking HTTP/1.1 GET over a socket, plain or TLS (OpenSSL), for `dcserve fetch --transport socket`.
 ///
-/// Stand-in transport until the event-loop `HTTPClient` module lands: `GET` with the given fields plus
+/// The fallback written before the event-loop `HTTPClient` existed (the default transport is now
+/// ``HTTPClientFetchTransport``): `GET` with the given fields plus
 /// `Host` and `Connection: close`, the body as on the wire (content codings intact, chunked transfer
 /// coding removed), `Content-Length`, chunked or close-delimited framing; 1xx responses are skipped.
 /// TLS verifies the peer (the system store, or `caFile`) and the host name or IP address, with SNI for
 /// names. Timeouts via SO_RCVTIMEO/SO_SNDTIMEO. A value used by one command; not thread-safe.
-struct FetchHTTPExchange {
+struct FetchHTTPExchange: FetchTransport {
     struct Response {
         var status: Int
         var reason: String

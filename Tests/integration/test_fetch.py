@@ -112,24 +112,26 @@ def check_delta(dcserve_bin, store, base: str, tmp_path, *extra: str) -> dict:
     return r2
 
 
-def test_v1_registers_and_v2_arrives_as_a_delta_over_http(dcserve_bin, site, tmp_path):
+@pytest.mark.parametrize("transport", ["eventloop", "socket"])
+def test_v1_registers_and_v2_arrives_as_a_delta_over_http(dcserve_bin, site, tmp_path, transport):
     with DCServe(dcserve_bin, ["--config", config(site)]) as server:
-        r2 = check_delta(dcserve_bin, tmp_path / "store", server.base, tmp_path)
+        r2 = check_delta(dcserve_bin, tmp_path / "store", server.base, tmp_path, "--transport", transport)
         # v2 also matches the rule: it is registered too, replacing v1 (same match, same match-dest).
         assert r2["main"]["registered"]["hash"] == hashlib.sha256(V2).hexdigest()
         entries = json.loads((tmp_path / "store/index.json").read_text())
         assert [e["hashHex"] for e in entries] == [hashlib.sha256(V2).hexdigest()]
 
 
-def test_delta_over_https_with_cacert(dcserve_bin, site, tmp_path):
+@pytest.mark.parametrize("transport", ["eventloop", "socket"])
+def test_delta_over_https_with_cacert(dcserve_bin, site, tmp_path, transport):
     ca = make_ca(tmp_path / "pki")
     leaf = make_leaf(ca, tmp_path / "pki", "leaf")
     cfg = config(site, tls={"port": 0, "certificate": str(leaf.cert), "key": str(leaf.key)})
     with DCServe(dcserve_bin, ["--config", cfg], tls=True) as server:
         base = f"https://localhost:{server.tls_port}"
-        check_delta(dcserve_bin, tmp_path / "store", base, tmp_path, "--cacert", str(ca.cert))
+        check_delta(dcserve_bin, tmp_path / "store", base, tmp_path, "--cacert", str(ca.cert), "--transport", transport)
         # Without the CA the handshake fails loudly.
-        bad = fetch(dcserve_bin, tmp_path / "store", base + "/static/app.v2.js", check=False)
+        bad = fetch(dcserve_bin, tmp_path / "store", base + "/static/app.v2.js", "--transport", transport, check=False)
         assert bad.returncode != 0 and b"certificate" in bad.stderr, bad.stderr
 
 

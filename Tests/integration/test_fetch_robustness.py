@@ -79,14 +79,15 @@ class CannedServer:
         self.thread.join(timeout=10)
 
 
+@pytest.mark.parametrize("transport", ["eventloop", "socket"])
 @pytest.mark.parametrize("batch", ["canned", "mutated"])
-def test_fetch_survives_malformed_responses(dcserve_bin, tmp_path, batch):
-    responses = CANNED if batch == "canned" else list(mutations(40))
+def test_fetch_survives_malformed_responses(dcserve_bin, tmp_path, batch, transport):
+    responses = CANNED if batch == "canned" else list(mutations(25))
     server = CannedServer(responses)
     try:
         for i, response in enumerate(responses):
             out = tmp_path / f"out{i}"
-            r = subprocess.run([dcserve_bin, "fetch", "--no-links", "--timeout", "5", "--store", str(tmp_path / "store"),
+            r = subprocess.run([dcserve_bin, "fetch", "--no-links", "--timeout", "5", "--transport", transport, "--store", str(tmp_path / "store"),
                                 "-o", str(out), f"http://127.0.0.1:{server.port}/x"], capture_output=True, timeout=60)
             assert r.returncode in (0, 1), (response, r.returncode, r.stderr)
             if r.returncode == 1:
