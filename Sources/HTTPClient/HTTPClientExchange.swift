@@ -21,7 +21,9 @@ public final class HTTPClientExchange: Sendable {
 /// Thread-safety: used on `loop.queue` only, hence `@unchecked Sendable`.
 final class ExchangeContext: @unchecked Sendable {
     let request: HTTPClientRequest
-    let delegate: any HTTPClientResponseDelegate
+    /// Released after the terminal callback, so a delegate that keeps its `HTTPClientExchange` handle
+    /// forms no lasting cycle.
+    private(set) var delegate: (any HTTPClientResponseDelegate)?
     let loop: EventLoop
     /// Servers whose connect failed for this exchange (not tried again for it).
     var failedServers: Set<UpstreamServer> = []
@@ -47,14 +49,18 @@ final class ExchangeContext: @unchecked Sendable {
         guard !isDone else { return }
         isDone = true
         connection = nil
-        delegate.didFinish(trailers: trailers)
+        let delegate = delegate
+        self.delegate = nil
+        delegate?.didFinish(trailers: trailers)
     }
 
     func fail(_ error: HTTPClientError) {
         guard !isDone else { return }
         isDone = true
         connection = nil
-        delegate.didFail(error)
+        let delegate = delegate
+        self.delegate = nil
+        delegate?.didFail(error)
     }
 
     func cancel() {

@@ -65,6 +65,8 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
     private var paused = false
     private var sawResponseByte = false
     private var reusable = true
+    /// The upstream's `Keep-Alive: timeout=N` of the last response, in nanoseconds (0 = none).
+    private var upstreamKeepAlive: UInt64 = 0
 
     /// Uptime (ns) of the next deadline, 0 = none; `phase` names it.
     private var deadline: UInt64 = 0
@@ -222,10 +224,32 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
         }
     }
 
-    /// Back in the pool: read only to notice the server closing.
+    /// Back in the pool: read only to notice the server closing. A `Keep-Alive: timeout=N` from the
+    /// upstream shortens the stay to N - 1 seconds (so we stop using it before the server drops it).
     func becomeIdle(until: UInt64) {
         phase = .idle
         deadline = until
+        if upstreamKeepAlive > 0 {
+            deadline = min(until, now &+ upstreamKeepAlive &- 1_000_000_000)
+        }
+    }
+
+    /// True when the upstream's `Keep-Alive: timeout` leaves time to reuse the connection.
+    var upstreamAllowsPooling: Bool { upstreamKeepAlive == 0 || upstreamKeepAlive > 1_000_000_000 }
+
+    /// `timeout=N` of the `Keep-Alive` field (RFC 2068 §19.7.1.1, still sent by some servers), in ns.
+    private static func keepAliveTimeout(_ head: ParsedResponseHead) -> UInt64 {
+        for value in head.values(of: "keep-alive") {
+            for parameter in value.split(separator: ",") {
+                let pair = parameter.split(separator: "=", maxSplits: 1).map {
+                    String($0.drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed())
+                }
+                if pair.count == 2, pair[0].lowercased() == "timeout", let seconds = UInt64(pair[1]), seconds < 1_000_000 {
+                    return seconds * 1_000_000_000
+                }
+            }
+        }
+        return 0
     }
 
     /// The exchange was cancelled: close without calling its delegate.
@@ -430,13 +454,14 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
                 return
             case .informational(let head):
                 if head.status == 100 { releaseHeldBody(); flush() }
-                context.delegate.didReceiveInformational(head.makeHTTPResponse())
+                context.delegate?.didReceiveInformational(head.makeHTTPResponse())
             case .head(let head):
                 if !head.transferCodings.isEmpty && head.transferCodings != [Self.chunked] {
                     fail(.invalidResponse(server: server, reason: "unsupported transfer coding"))
                     return
                 }
                 if !head.keepAlive { reusable = false }
+                upstreamKeepAlive = Self.keepAliveTimeout(head)
                 switch body {
                 case .heldBytes, .heldStream:
                     // A final answer before the body was sent: it never will be.
@@ -447,13 +472,13 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
                 }
                 if head.status < 500 { pool.shared.selector.markHealthy(server) }
                 if phase != .read { enterReadPhase() }
-                context.delegate.didReceiveHead(head.makeHTTPResponse(), bodyLength: head.bodyLength)
+                context.delegate?.didReceiveHead(head.makeHTTPResponse(), bodyLength: head.bodyLength)
             case .body(let range):
                 let bytes = input[(base + range.lowerBound)..<(base + range.upperBound)]
                 paused = true
                 if phase == .read { deadline = 0 }
                 let generation = generation
-                context.delegate.didReceiveBodyPart(bytes) {
+                context.delegate?.didReceiveBodyPart(bytes) {
                     self.loop.queue.async { self.resume(generation: generation) }
                 }
             case .end(let trailers):
@@ -505,7 +530,8 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
         }
         let clean: Bool
         if case .done = body { clean = requestSent } else { clean = false }
-        if reusable && clean && inputOffset == input.count && completedExchanges < pool.shared.configuration.maxRequestsPerConnection {
+        if reusable && clean && inputOffset == input.count && upstreamAllowsPooling
+            && completedExchanges < pool.shared.configuration.maxRequestsPerConnection {
             input = []
             inputOffset = 0
             pool.release(self)

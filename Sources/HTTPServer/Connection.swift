@@ -53,6 +53,9 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     private let prefetchable: Bool
     /// Bytes read and discarded while lingering.
     private var lingerBytes = 0
+    /// The handler's outstanding `RequestBodyStream.read`, and which stream it belongs to.
+    private var pendingBodyRead: (@Sendable (RequestBodyStream.Part) -> Void)?
+    private var bodyStreamGeneration: UInt64 = 0
 
     // Output, in order: `queued` segments, then out[outSent...], then an optional file region.
     private struct Segment {
@@ -103,6 +106,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         self.transport = transport
         self.prefetchable = transport is PlainTCPTransport
         self.parser = RequestParser(limits: context.configuration.limits)
+        self.parser.pausesAtBodies = context.configuration.streamsRequestBody != nil
         self.machine = ConnectionStateMachine(maxRequestsPerConnection: context.configuration.maxRequestsPerConnection)
         self.loop = context.loops.nextLoop()
         self.queue = loop.queue
@@ -267,7 +271,9 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         switch outcome {
         case .nothing, .discarded: break
         case .bytes: processInput()
-        case .endOfStream: perform(machine.peerClosed())
+        case .endOfStream:
+            failBodyStream(.connectionClosed)
+            perform(machine.peerClosed())
         }
     }
 
@@ -280,7 +286,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     /// Parses buffered input and dispatches complete requests while the state machine allows.
     private func processInput() {
         inProcessInput = true
-        while machine.mayParse && inStart < inEnd {
+        while machine.mayParse && (inStart < inEnd || parser.hasPendingOutput) {
             let start = inStart, end = inEnd
             let parsed: (consumed: Int, output: RequestParser.Output)
             do {
@@ -295,13 +301,37 @@ final class Connection: EventLoopMember, @unchecked Sendable {
             inStart += parsed.consumed
             switch parsed.output {
             case .needMoreData:
-                if parser.awaitingContinue && !continueSent {
+                // A streamed body's 100 Continue waits for the handler's first read.
+                if parser.awaitingContinue && !continueSent && !parser.isStreamingBody {
                     continueSent = true
                     out.append(contentsOf: ResponseWriter.continueResponse)
                 }
             case .request(let request):
                 continueSent = false
                 dispatch(request)
+            case .head(let request):
+                let head = makeHead(request)
+                let streamed = context.configuration.streamsRequestBody?(head) ?? false
+                do {
+                    try parser.continueBody(streaming: streamed)
+                } catch {
+                    respondWithParseError(error)
+                    break
+                }
+                if streamed { dispatch(request, head: head, streamedBody: true) }
+                continue
+            case .bodyPart(let range):
+                let bytes = Array(inBuffer[(start + range.lowerBound)..<(start + range.upperBound)])
+                machine.bodyPartDelivered()
+                if deadlineKind == .body { setDeadline(.none, after: .zero) }  // the handler's pace now
+                deliverBodyPart(.bytes(bytes))
+                continue
+            case .bodyEnd(let trailers):
+                continueSent = false
+                machine.requestBodyEnded()
+                if deadlineKind == .body { setDeadline(.none, after: .zero) }
+                deliverBodyPart(.end(trailers: trailers))
+                continue
             }
             if parsed.output.isNeedMoreData { break }
             if pendingOutput >= context.configuration.writeHighWatermark {
@@ -337,22 +367,39 @@ final class Connection: EventLoopMember, @unchecked Sendable {
 
     // MARK: Handling
 
-    private func dispatch(_ parsed: ParsedRequest) {
-        setDeadline(.none, after: .zero)
-        currentStart = MonotonicClock.nanoseconds()
-        // https on TLS connections, or when a trusted proxy says so (TrustedProxies); else http.
-        let head = parsed.makeHTTPRequest { fields in
+    /// The handler's view of a parsed head. https on TLS connections, or when a trusted proxy says
+    /// so (TrustedProxies); else http.
+    private func makeHead(_ parsed: ParsedRequest) -> HTTPRequest {
+        parsed.makeHTTPRequest { fields in
             context.configuration.trustedProxies.scheme(secureConnection: transport.isSecure, remoteAddress: remoteAddress,
                                                         fields: fields)
         }
+    }
+
+    /// Hands a request to the handler. `head`: already made (a streamed body's head); `streamedBody`:
+    /// the body follows through a `RequestBodyStream`.
+    private func dispatch(_ parsed: ParsedRequest, head prepared: HTTPRequest? = nil, streamedBody: Bool = false) {
+        setDeadline(.none, after: .zero)
+        currentStart = MonotonicClock.nanoseconds()
+        let head = prepared ?? makeHead(parsed)
         machine.requestParsed(keepAlive: parsed.keepAlive, version: parsed.version, isHead: head.method == .head)
         if context.accessLog.isEnabled {
             currentMethod = parsed.method
             currentTarget = parsed.target
         }
+        var bodyStream: RequestBodyStream?
+        if streamedBody {
+            machine.requestBodyStreamStarted()
+            bodyStreamGeneration += 1
+            let generation = bodyStreamGeneration
+            bodyStream = RequestBodyStream(expectedLength: parsed.contentLength.map(Int64.init), queue: queue) { [weak self] then in
+                guard let self else { then(.failed(.connectionClosed)); return }
+                self.bodyRead(generation: generation, then: then)
+            }
+        }
         let request = HTTPServerRequest(head: head, body: parsed.body, version: parsed.version,
                                         remoteAddress: remoteAddress, connectionID: id, sequenceNumber: machine.requestsServed,
-                                        receivedSequence: lastReadSequence, eventLoop: loop)
+                                        receivedSequence: lastReadSequence, eventLoop: loop, bodyStream: bodyStream)
         let me = UInt(bitPattern: Int(bitPattern: pthread_self()))
         handlerThread.store(me, ordering: .relaxed)
         context.handler.handle(request) { [self] response in
@@ -363,6 +410,38 @@ final class Connection: EventLoopMember, @unchecked Sendable {
             }
         }
         handlerThread.store(0, ordering: .relaxed)
+    }
+
+    // MARK: Streamed request bodies
+
+    /// A `RequestBodyStream.read` (on `queue`).
+    private func bodyRead(generation: UInt64, then: @escaping @Sendable (RequestBodyStream.Part) -> Void) {
+        if isClosed { then(.failed(.connectionClosed)); return }
+        guard generation == bodyStreamGeneration, machine.streamingRequestBody, pendingBodyRead == nil else {
+            then(.failed(.finished))
+            return
+        }
+        pendingBodyRead = then
+        machine.bodyReadRequested()
+        if parser.awaitingContinue && !continueSent {
+            continueSent = true
+            out.append(contentsOf: ResponseWriter.continueResponse)
+        }
+        processInput()  // parses what is buffered; else sets the body deadline and resumes reading
+    }
+
+    /// Hands `part` to the outstanding read.
+    private func deliverBodyPart(_ part: RequestBodyStream.Part) {
+        let then = pendingBodyRead
+        pendingBodyRead = nil
+        then?(part)
+    }
+
+    /// Ends a streamed body that can no longer complete; an outstanding read gets `error`.
+    private func failBodyStream(_ error: RequestBodyError) {
+        guard machine.streamingRequestBody || pendingBodyRead != nil else { return }
+        machine.requestBodyEnded()
+        deliverBodyPart(.failed(error))
     }
 
     /// Takes the handler's response (on `queue`) and queues it for writing.
@@ -446,6 +525,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
 
     /// The current response's last byte is queued: log it and move on to the next request or close.
     private func responseComplete() {
+        failBodyStream(.connectionClosed)  // answered before its body ended: the connection closes after it
         context.accessLog.record(method: currentMethod, target: currentTarget, status: currentStatus, bytes: currentBytes,
                                  startNanos: currentStart, connectionID: id)
         switch machine.responseQueued() {
@@ -464,6 +544,12 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     }
 
     private func respondWithParseError(_ error: HTTPParseError) {
+        if machine.streamingRequestBody {
+            // The handler owns this request's response (it may have begun it): just end the connection.
+            failBodyStream(.invalidFraming(error.reason))
+            close()
+            return
+        }
         currentMethod = "-"
         currentTarget = "-"
         currentStart = MonotonicClock.nanoseconds()
@@ -659,6 +745,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         }
         guard !isClosed, deadlineKind != .none, now >= deadline else { return }
         let kind = deadlineKind
+        if kind == .body { failBodyStream(.timedOut) }
         let action = machine.deadlinePassed(kind)
         if case .respondWithErrorAndClose = action {
             currentMethod = "-"
@@ -685,6 +772,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
 
     private func close() {
         guard !isClosed else { return }
+        failBodyStream(.connectionClosed)
         machine.closed()
         pendingFile = nil
         if let s = stream { s.cancelled.store(true, ordering: .relaxed); stream = nil }

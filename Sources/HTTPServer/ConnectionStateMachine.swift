@@ -66,6 +66,10 @@ struct ConnectionStateMachine {
     private(set) var pausedForOutput = false
     /// The connection ends with input it has not read (an error answered mid-stream): linger.
     private(set) var lingerOnClose = false
+    /// A streamed request body is in progress (from its head's dispatch to its end or failure).
+    private(set) var streamingRequestBody = false
+    /// The handler asked for the next part of the streamed body (reading is allowed until it gets it).
+    private(set) var bodyWanted = false
     let maxRequestsPerConnection: Int
 
     init(maxRequestsPerConnection: Int) {
@@ -73,12 +77,17 @@ struct ConnectionStateMachine {
     }
 
     /// May buffered input be parsed into the next request now?
-    var mayParse: Bool { phase == .reading && !pausedForOutput }
+    var mayParse: Bool { (phase == .reading && !pausedForOutput) || readingStreamedBody }
+
+    /// The handler is waiting for the next part of its streamed request body.
+    var readingStreamedBody: Bool { streamingRequestBody && bodyWanted && (phase == .handling || phase == .sendingBody) }
 
     /// Should the connection read from its socket now? (Reading while a request is handled would
     /// only fill the buffer; reading while output is backed up would let a client that does not
     /// read grow it without bound.)
-    var mayRead: Bool { (phase == .reading && !pausedForOutput && !peerClosedInput) || (discardsInput && !peerClosedInput) }
+    var mayRead: Bool {
+        !peerClosedInput && ((phase == .reading && !pausedForOutput) || discardsInput || readingStreamedBody)
+    }
 
     /// Is what is read now thrown away? While lingering, and already while the responses before an
     /// error are still being written: a client that sends a large body before it reads would
@@ -115,6 +124,12 @@ struct ConnectionStateMachine {
             framing = .closeDelimited  // HTTP/1.0 stream: the end of the body is the end of the connection
             keep = false
         }
+        if streamingRequestBody {
+            // Answered before the request body was read to its end: the rest cannot be skipped
+            // safely, so the connection ends after this response (discarding the rest meanwhile).
+            keep = false
+            lingerOnClose = true
+        }
         keepAlive = keep
         return ResponsePlan(framing: framing, keepAlive: keep, sendsBody: !isHead && !bodyForbidden)
     }
@@ -144,12 +159,38 @@ struct ConnectionStateMachine {
     }
 
     /// The request stream is malformed or over a limit: answer with the error and close. The input
-    /// after it is unread, so the close lingers.
+    /// after it is unread, so the close lingers. In a streamed body the handler owns the response
+    /// (it may have begun it): the connection just closes.
     mutating func parseFailed(status: Int) -> Action {
+        if streamingRequestBody { streamingRequestBody = false; bodyWanted = false; return .close }
         guard phase == .reading else { return .none }
         phase = .closing
         lingerOnClose = true
         return .respondWithErrorAndClose(status: status)
+    }
+
+    // MARK: Streamed request bodies
+
+    /// The request just parsed streams its body to the handler.
+    mutating func requestBodyStreamStarted() {
+        streamingRequestBody = true
+        bodyWanted = false
+    }
+
+    /// The handler asked for the next part: reading and parsing may go on until it is delivered.
+    mutating func bodyReadRequested() {
+        if streamingRequestBody { bodyWanted = true }
+    }
+
+    /// A part was handed to the handler: reading pauses until it asks again (back-pressure).
+    mutating func bodyPartDelivered() {
+        bodyWanted = false
+    }
+
+    /// The streamed body ended (complete, failed, or abandoned).
+    mutating func requestBodyEnded() {
+        streamingRequestBody = false
+        bodyWanted = false
     }
 
     // MARK: Input and output
@@ -207,7 +248,10 @@ struct ConnectionStateMachine {
         switch kind {
         case .none: return .none
         case .header, .body:
-            guard phase == .reading else { return .close }
+            guard phase == .reading else {
+                requestBodyEnded()  // a streamed body that stalled: the handler owns the response
+                return .close
+            }
             phase = .closing
             lingerOnClose = true
             return .respondWithErrorAndClose(status: 408)

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import HTTPCore
+import HTTPTypes
 
 /// Everything the server needs to know to run, with documented defaults.
 public struct ServerConfiguration: Sendable {
@@ -35,6 +36,11 @@ public struct ServerConfiguration: Sendable {
     public var lingerTimeout: Duration = .seconds(10)
     /// Most bytes discarded while lingering. Default 64 MiB.
     public var lingerMaxBytes: Int = 64 << 20
+    /// Requests for which this returns true get their body as a stream (`HTTPServerRequest.bodyStream`,
+    /// see `RequestBodyStream`) instead of buffered whole; `limits.maxBodyBytes` does not apply to
+    /// them (the consumer bounds what it keeps). Called on the event loop with each request head that
+    /// has a body. Nil (default): every body is buffered.
+    public var streamsRequestBody: (@Sendable (HTTPRequest) -> Bool)?
     /// Parser size limits (request line 8 KiB, head 16 KiB, 100 fields, body 1 MiB).
     public var limits = RequestParserLimits()
     /// Value of the `Server` response field; nil sends none. Default "dcserve".

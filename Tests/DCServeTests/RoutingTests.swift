@@ -160,7 +160,8 @@ import Testing
     }
 }
 
-/// `BackgroundEncoder.close()`: drops queued jobs, waits for the running one, refuses new ones.
+/// `BackgroundEncoder.close()` drops queued jobs and refuses new ones; `waitForRunningJobs()` waits
+/// for the running one.
 @Suite struct BackgroundEncoderCloseTests {
     @Test func closeWaitsForTheRunningJobAndDropsTheQueue() {
         let encoder = BackgroundEncoder<Int>(maxConcurrent: 1)
@@ -170,7 +171,8 @@ import Testing
         started.wait()
         for key in 2...5 { #expect(encoder.submit(key) { ran.withLock { $0.append(key) } }) }
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) { release.signal() }
-        encoder.close()  // returns only after job 1 finished
+        encoder.close()
+        encoder.waitForRunningJobs()  // returns only after job 1 finished
         #expect(ran.withLock { $0 } == [1])
         #expect(encoder.droppedCount == 4)
         #expect(!encoder.submit(6) {})

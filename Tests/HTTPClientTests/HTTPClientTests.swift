@@ -392,6 +392,95 @@ struct HTTPClientTests {
         #expect(run(client, request("/"), on: loop).error == .noServerAvailable)
     }
 
+    @Test func idleConnectionsCloseAfterTheIdleTimeout() {
+        let sawClose = Atomic<Bool>(false)
+        let upstream = TestUpstream { connection, index in
+            guard let request = connection.readRequest() else { return }
+            let body = "\(request.body.count)"
+            connection.write("HTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+            if connection.waitForPeerClose(timeout: 20) { sawClose.store(true, ordering: .relaxed) }
+        }
+        defer { upstream.stop() }
+        let (client, loop, _) = makeClient(ports: [upstream.port]) { $0.idleTimeout = .milliseconds(300) }
+        #expect(run(client, request("/"), on: loop).error == nil)
+        let closed = eventually { sawClose.load(ordering: .relaxed) }
+        #expect(closed)
+        #expect(loop.queue.sync { client.idleConnectionCount(on: loop) } == 0)
+    }
+
+    @Test func upstreamKeepAliveTimeoutShortensTheIdleStay() {
+        let upstream = TestUpstream { connection, _ in
+            while let request = connection.readRequest() {
+                let timeout = request.head.contains("/short") ? 2 : 1
+                connection.write("HTTP/1.1 200 OK\r\nKeep-Alive: timeout=\(timeout), max=100\r\nContent-Length: 0\r\n\r\n")
+            }
+        }
+        defer { upstream.stop() }
+        let (client, loop, _) = makeClient(ports: [upstream.port]) { $0.idleTimeout = .seconds(60) }
+        // timeout=1 leaves no safe time to reuse: not pooled.
+        #expect(run(client, request("/one"), on: loop).error == nil)
+        #expect(loop.queue.sync { client.idleConnectionCount(on: loop) } == 0)
+        // timeout=2: pooled for about a second, then closed although idleTimeout is 60 s.
+        #expect(run(client, request("/short"), on: loop).error == nil)
+        #expect(loop.queue.sync { client.idleConnectionCount(on: loop) } == 1)
+        #expect(eventually { loop.queue.sync { client.idleConnectionCount(on: loop) } == 0 })
+    }
+
+    @Test func connectionsAreRetiredAfterMaxRequests() {
+        let upstream = TestUpstream(handler: echoPathHandler)
+        defer { upstream.stop() }
+        let (client, loop, _) = makeClient(ports: [upstream.port]) { $0.maxRequestsPerConnection = 2 }
+        for i in 0..<4 { #expect(run(client, request("/\(i)"), on: loop).error == nil) }
+        #expect(upstream.acceptedConnections == 2)
+        client.closeIdleConnections()
+    }
+
+    @Test func idleCapClosesSurplusConnections() {
+        let upstream = TestUpstream { connection, _ in
+            while let request = connection.readRequest() {
+                usleep(200_000)  // both exchanges are in flight at once, on two connections
+                connection.write("HTTP/1.1 200 OK\r\nContent-Length: \(request.body.count)\r\n\r\n")
+            }
+        }
+        defer { upstream.stop() }
+        let (client, loop, _) = makeClient(ports: [upstream.port]) { $0.maxIdleConnectionsPerLoop = 1 }
+        let first = CollectingDelegate(), second = CollectingDelegate()
+        client.execute(request("/1"), on: loop, delegate: first)
+        client.execute(request("/2"), on: loop, delegate: second)
+        #expect(first.wait() && second.wait())
+        #expect(first.snapshot.error == nil && second.snapshot.error == nil)
+        #expect(upstream.acceptedConnections == 2)
+        #expect(loop.queue.sync { client.idleConnectionCount(on: loop) } == 1)
+        client.closeIdleConnections()
+    }
+
+    @Test func upstreamThatStopsReadingIsASendTimeout() {
+        let upstream = TestUpstream { _, _ in usleep(5_000_000) }  // accepts, never reads
+        defer { upstream.stop() }
+        let (client, loop, _) = makeClient(ports: [upstream.port]) { $0.sendTimeout = .milliseconds(500) }
+        let big = [UInt8](repeating: 0x62, count: 64 << 20)
+        let r = run(client, request("/upload", method: .post, body: .bytes(big)), on: loop)
+        #expect(r.error == .timedOut(server: UpstreamServer(host: "127.0.0.1", port: upstream.port), phase: "send"))
+    }
+
+    @Test func delegateIsReleasedWhenTheExchangeEndsWhileItsHandleLives() {
+        let upstream = TestUpstream(handler: echoPathHandler)
+        defer { upstream.stop() }
+        let (client, loop, _) = makeClient(ports: [upstream.port])
+        weak var weakDelegate: CollectingDelegate?
+        var handle: HTTPClientExchange?
+        do {
+            let delegate = CollectingDelegate()
+            weakDelegate = delegate
+            handle = client.execute(request("/"), on: loop, delegate: delegate)
+            #expect(delegate.wait())
+        }
+        #expect(handle != nil)
+        #expect(eventually { weakDelegate == nil })
+        handle?.cancel()  // after the end: no effect, no callback
+        client.closeIdleConnections()
+    }
+
     @Test func upstreamServerURLs() {
         #expect(UpstreamServer(url: "http://127.0.0.1:8000") == UpstreamServer(host: "127.0.0.1", port: 8000))
         #expect(UpstreamServer(url: "https://api.example.com") == UpstreamServer(host: "api.example.com", port: 443, tls: true))

@@ -174,3 +174,48 @@ struct ConnectionStateMachineTests {
         #expect(busy.outputWritten(unreadInput: false) == .close)
     }
 }
+
+@Suite("ConnectionStateMachine: streamed request bodies")
+struct ConnectionStateMachineStreamingTests {
+    typealias M = ConnectionStateMachine
+
+    @Test func readsOnlyWhileTheHandlerWantsAPart() {
+        var m = M(maxRequestsPerConnection: 100)
+        m.requestParsed(keepAlive: true, version: .http1_1, isHead: false)
+        m.requestBodyStreamStarted()
+        #expect(!m.mayRead && !m.mayParse)  // back-pressure: nothing until the handler reads
+        m.bodyReadRequested()
+        #expect(m.mayRead && m.mayParse && m.readingStreamedBody)
+        m.bodyPartDelivered()
+        #expect(!m.mayRead && !m.mayParse)
+        m.bodyReadRequested()
+        m.requestBodyEnded()
+        #expect(!m.mayRead && !m.streamingRequestBody)
+        #expect(m.responseReady(status: 200, knownLength: 0)?.keepAlive == true)
+        #expect(m.responseQueued() == .parseNext)
+    }
+
+    @Test func answeringBeforeTheBodyEndedClosesAfterTheResponse() {
+        var m = M(maxRequestsPerConnection: 100)
+        m.requestParsed(keepAlive: true, version: .http1_1, isHead: false)
+        m.requestBodyStreamStarted()
+        #expect(m.responseReady(status: 413, knownLength: 5)?.keepAlive == false)
+        m.requestBodyEnded()
+        #expect(m.responseQueued() == .finishAndClose)
+        #expect(m.discardsInput && m.mayRead)  // the rest of the body is read and dropped meanwhile
+        #expect(m.outputWritten(unreadInput: false) == .halfCloseAndLinger)
+    }
+
+    @Test func framingErrorsAndStallsInAStreamedBodyClose() {
+        var bad = M(maxRequestsPerConnection: 100)
+        bad.requestParsed(keepAlive: true, version: .http1_1, isHead: false)
+        bad.requestBodyStreamStarted()
+        #expect(bad.parseFailed(status: 400) == .close)
+        var slow = M(maxRequestsPerConnection: 100)
+        slow.requestParsed(keepAlive: true, version: .http1_1, isHead: false)
+        slow.requestBodyStreamStarted()
+        slow.bodyReadRequested()
+        #expect(slow.deadlinePassed(.body) == .close)
+        #expect(!slow.streamingRequestBody)
+    }
+}

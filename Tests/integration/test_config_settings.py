@@ -242,3 +242,16 @@ def test_routes_match_the_normalized_path(dcserve_bin, tmp_path):
         assert raw_status(s, "/x/../static/app.v1.js") == 200
         assert raw_status(s, "/static/../x") in (502, 503, 504)
         assert raw_status(s, "/../static/app.v1.js") == 400
+
+
+def test_admin_port_in_use_after_the_main_listener_opened_exits_cleanly(dcserve_bin, quick, tmp_path):
+    """The admin listener fails after the main one opened: the main listener is closed again, the
+    reason printed, exit 1 (no crash, no hang)."""
+    with DCServe(dcserve_bin, quick) as first:
+        p = run(dcserve_bin, "serve", "--port", "0", "--admin-port", str(first.admin_port), *quick[:2],
+                "--store", str(tmp_path / "store2"), check=False, timeout=30)
+        err = p.stderr.decode(errors="replace")
+        assert p.returncode == 1, err
+        assert f"cannot listen on 127.0.0.1:{first.admin_port}: port already in use" in err, err
+        assert "listening on http://127.0.0.1:" in err  # the main listener had opened first
+        assert first.get("/static/app.v1.js")[0] == 200
