@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "DictionaryTransport", targets: ["DictionaryTransport"]),
         .library(name: "DCServe", targets: ["DCServe"]),
         .library(name: "DictionaryStorePostgres", targets: ["DictionaryStorePostgres"]),
+        .library(name: "DictionaryClient", targets: ["DictionaryClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -112,6 +113,16 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
+        // dclient: the client half of RFC 9842 (issue #17); never depends on the server.
+        .target(
+            name: "DictionaryClient",
+            dependencies: [
+                "DictionaryCodec",
+                "DictionaryTransport",
+                .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
         .executableTarget(
             name: "dcserve",
             dependencies: [
@@ -119,6 +130,10 @@ let package = Package(
                 "HTTPServer",
                 "DictionaryCodec",
                 "DictionaryTransport",
+                "DictionaryClient",
+                "HTTPClient",
+                "HTTPCore",
+                "COpenSSL",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -145,6 +160,7 @@ let package = Package(
             "DCServe", "HTTPClient", "HTTPCore", .product(name: "PropertyBased", package: "swift-property-based"),
         ]),
         .testTarget(name: "DictionaryStorePostgresTests", dependencies: ["DictionaryStorePostgres"]),
+        .testTarget(name: "DictionaryClientTests", dependencies: ["DictionaryClient", "DictionaryCodec", "DictionaryTransport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -16,6 +16,7 @@ struct DCServeCommand: AsyncParsableCommand {
             DecompressCommand.self,
             HashCommand.self,
             InspectCommand.self,
+            FetchCommand.self,
         ]
     )
 

@@ -1,0 +1,66 @@
+import DictionaryClient
+import DictionaryCodec
+import Foundation
+import HTTPTypes
+
+/// A settable clock for the client (no sleeping, no timing assertions).
+final class TestClock: @unchecked Sendable {
+    private var current: Date
+    private let lock = NSLock()
+    init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { current = start }
+    var now: Date { lock.lock(); defer { lock.unlock() }; return current }
+    func advance(_ seconds: Double) { lock.lock(); current += seconds; lock.unlock() }
+    var function: @Sendable () -> Date { { self.now } }
+}
+
+func fields(_ pairs: (String, String)...) -> HTTPFields {
+    var f = HTTPFields()
+    for (name, value) in pairs { f.append(HTTPField(name: HTTPField.Name(name)!, value: value)) }
+    return f
+}
+
+func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+/// Deterministic, compressible text of `count` bytes.
+func sampleText(_ seed: Int, count: Int) -> [UInt8] {
+    var out: [UInt8] = []
+    var i = seed
+    while out.count < count {
+        out += Array("function module\(i % 97)() { return \"value-\(i % 13)\" + render(\(i)); }\n".utf8)
+        i += 1
+    }
+    return Array(out.prefix(count))
+}
+
+func memoryClient(_ clock: TestClock, limits: ClientStoreLimits = ClientStoreLimits()) throws -> DictionaryClient {
+    DictionaryClient(store: try ClientDictionaryStore(location: .memory, limits: limits), now: clock.function)
+}
+
+func temporaryDirectory() -> String {
+    let dir = NSTemporaryDirectory() + "dclient-tests-" + UUID().uuidString
+    try! FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    return dir
+}
+
+/// Fetches `url` "from a server" answering `body` with `responseFields`, through the client.
+@discardableResult
+func register(
+    _ client: DictionaryClient, url: String, body: [UInt8], useAsDictionary: String,
+    cacheControl: String = "max-age=3600", partition: String = "", extra: [(String, String)] = []
+) throws -> ProcessedResponse {
+    let request = try client.prepare(url: url, partition: partition)
+    var f = fields(("use-as-dictionary", useAsDictionary), ("cache-control", cacheControl))
+    for (n, v) in extra { f.append(HTTPField(name: HTTPField.Name(n)!, value: v)) }
+    return try client.process(ClientResponse(status: 200, fields: f, body: body), for: request)
+}
+
+extension ProcessedResponse {
+    var registeredEntry: StoredDictionary? {
+        if case .registered(let e, _) = registration { return e }
+        return nil
+    }
+    var rejection: String? {
+        if case .rejected(let r) = registration { return r }
+        return nil
+    }
+}
