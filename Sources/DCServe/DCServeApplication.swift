@@ -40,6 +40,7 @@ public final class DCServeApplication: @unchecked Sendable {
         } catch {
             throw ConfigurationError(key: "site.root", "\(error)")
         }
+        try StoreLocation.check(store: c.store.path, documentRoot: c.site.root)
         do {
             store = try DirectoryDictionaryStore(
                 directory: c.store.path,
@@ -97,10 +98,8 @@ public final class DCServeApplication: @unchecked Sendable {
     /// Writes pending store updates and applies retention.
     static func housekeep(store: DirectoryDictionaryStore, library: DictionaryLibrary, logger: Logger) {
         do { try store.flush() } catch { logger.error("cannot flush dictionary store", metadata: ["error": "\(error)"]) }
-        for removal in store.prune(now: Date()) {
-            library.forget(removal.hash)
-            logger.info("dictionary removed by retention", metadata: ["hash": "\(removal.hash.hex)", "reason": "\(removal.reason.rawValue)"])
-        }
+        // The store logs each removal (once); the library only forgets it.
+        for removal in store.prune(now: Date()) { library.forget(removal.hash) }
     }
 
     /// Stops housekeeping and flushes the store (call at shutdown).
