@@ -54,6 +54,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     private let advertisements = BoundedMemo<String, String?>()
     /// Finished responses for repeated requests.
     let memo: ResponseMemo
+    /// One on-the-fly encode per variant at a time; large encodes capped at the core count.
+    let encodes = EncodeSingleFlight<VariantKey>(maxConcurrentLarge: ProcessInfo.processInfo.activeProcessorCount)
 
     public init(rules: DictionaryRuleSet, settings: DCServeConfiguration.Compression, store: any DictionaryStore,
                 library: DictionaryLibrary, variants: VariantCache, resources: ResourceCache,
@@ -346,17 +348,22 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         let fast = settings.fastLevels[coding] ?? coding.defaultLevel(.onTheFly)
         let best = settings.bestLevels[coding] ?? coding.defaultLevel(.precompressed)
         let encoded: CachedVariant
-        let elapsed: Duration
+        let start = ContinuousClock.now
         do {
-            let start = ContinuousClock.now
-            encoded = CachedVariant(bytes: try coding.encode(resource.bytes, dictionary: dictionary, level: fast), level: fast)
-            elapsed = ContinuousClock.now - start
-            observer.encoded(coding: coding, level: fast, duration: elapsed)
+            // Identical concurrent requests share one encode (EncodeSingleFlight).
+            let (variant, role) = try encodes.run(key, inputBytes: resource.bytes.count, cached: { variants.bestEntry(for: key) }) {
+                let v = CachedVariant(bytes: try coding.encode(resource.bytes, dictionary: dictionary, level: fast), level: fast)
+                observer.encoded(coding: coding, level: fast, duration: ContinuousClock.now - start)
+                _ = variants.insert(v, for: key)
+                return v
+            }
+            encoded = variant
+            if role != .leader { return (encoded, ContinuousClock.now - start) }
         } catch {
             logger.error("encoding failed; sending identity", metadata: ["coding": "\(coding)", "error": "\(error)"])
             return nil
         }
-        _ = variants.insert(encoded, for: key)
+        let elapsed = ContinuousClock.now - start
         if best != fast {
             let bytes = resource.bytes
             let variants = self.variants, observer = self.observer, logger = self.logger
