@@ -15,11 +15,23 @@ FUZZ_SMOKE_SECONDS ?= 30
 # compiled with -sanitize=fuzzer,address (no SwiftPM: the parser has no dependencies).
 FUZZ_BIN := $(ROOT)/.build/fuzz/request-parser-fuzz
 FUZZ_SOURCES := Sources/HTTPServer/RequestParser.swift Sources/HTTPServer/ParsedRequest.swift \
-	Sources/HTTPServer/HTTPParseError.swift Fuzz/RequestParserFuzz/RequestParserFuzz.swift
+	Sources/HTTPServer/HTTPParseError.swift Sources/HTTPCore/HTTPVersion.swift Sources/HTTPCore/ChunkedCoding.swift \
+	Fuzz/RequestParserFuzz/RequestParserFuzz.swift
+# libFuzzer target for the upstream response parser (HTTPClient's input), built the same way from
+# HTTPCore's parser sources. RESPONSE_FUZZ_SMOKE_SECONDS bounds its share of `make fuzz-smoke`.
+RESPONSE_FUZZ_BIN := $(ROOT)/.build/fuzz/response-parser-fuzz
+RESPONSE_FUZZ_SOURCES := Sources/HTTPCore/ResponseParser.swift Sources/HTTPCore/ParsedResponseHead.swift \
+	Sources/HTTPCore/ResponseParseError.swift Sources/HTTPCore/ResponseParserLimits.swift \
+	Sources/HTTPCore/HTTPBodyLength.swift Sources/HTTPCore/HTTPFieldSyntax.swift \
+	Sources/HTTPCore/HTTPVersion.swift Sources/HTTPCore/ChunkedCoding.swift \
+	Fuzz/ResponseParserFuzz/ResponseParserFuzz.swift
+RESPONSE_FUZZ_SECONDS ?= $(FUZZ_SECONDS)
+RESPONSE_FUZZ_SMOKE_SECONDS ?= 10
 export DCSERVE_BIN := $(DCSERVE)
 export DCSERVE_BROTLI_CLI := $(BROTLI_CLI)
 
-.PHONY: deps deps-test build serve test unit-test integration-test fuzz fuzz-smoke bench clean
+.PHONY: deps deps-test build serve test unit-test integration-test fuzz fuzz-smoke bench clean \
+	fuzz-response-parser
 
 deps:
 	@scripts/install-system-deps.sh build
@@ -57,7 +69,23 @@ fuzz: $(FUZZ_BIN)
 	  $(ROOT)/.build/fuzz/corpus $(ROOT)/Fuzz/corpus
 
 fuzz-smoke:
-	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS)
+	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) RESPONSE_FUZZ_SECONDS=$(RESPONSE_FUZZ_SMOKE_SECONDS)
+
+# --- response parser fuzzer (HTTPClient) ---
+fuzz: fuzz-response-parser
+
+$(RESPONSE_FUZZ_BIN): $(RESPONSE_FUZZ_SOURCES)
+	@mkdir -p $(dir $(RESPONSE_FUZZ_BIN)) $(ROOT)/.build/fuzz/response-corpus
+	swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name ResponseParserFuzz $(RESPONSE_FUZZ_SOURCES) -o $@ 2>&1 \
+	  | { grep -v "Cannot export local symbol" || true; }
+	@test -x $@
+
+# Runs the response parser fuzzer for RESPONSE_FUZZ_SECONDS (default FUZZ_SECONDS) (new inputs go to .build/fuzz/response-corpus;
+# seeds in Fuzz/ResponseParserFuzz/corpus).
+fuzz-response-parser: $(RESPONSE_FUZZ_BIN)
+	$(RESPONSE_FUZZ_BIN) -max_total_time=$(RESPONSE_FUZZ_SECONDS) -max_len=4096 -timeout=10 -print_final_stats=1 \
+	  $(ROOT)/.build/fuzz/response-corpus $(ROOT)/Fuzz/ResponseParserFuzz/corpus
+# --- end response parser fuzzer ---
 
 bench: deps-test build
 	@for b in bench/*/run; do echo "== $$b"; $$b || exit 1; done

@@ -12,6 +12,7 @@ let package = Package(
     products: [
         .executable(name: "dcserve", targets: ["dcserve"]),
         .library(name: "DictionaryCodec", targets: ["DictionaryCodec"]),
+        .library(name: "HTTPCore", targets: ["HTTPCore"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "DictionaryTransport", targets: ["DictionaryTransport"]),
         .library(name: "DCServe", targets: ["DCServe"]),
@@ -39,9 +40,21 @@ let package = Package(
             name: "DictionaryCodec",
             dependencies: ["CZstd", "CBrotli", "COpenSSL", "CZlib"]
         ),
+        // Event loops, sockets, byte transports (TCP, TLS server and client), HTTP/1 framing pieces:
+        // what the server and the upstream client share.
+        .target(
+            name: "HTTPCore",
+            dependencies: [
+                "COpenSSL",
+                "CLinux",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(
             name: "HTTPServer",
             dependencies: [
+                "HTTPCore",
                 "COpenSSL",
                 "CLinux",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -91,6 +104,7 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
+        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(
             name: "DictionaryTransportTests",

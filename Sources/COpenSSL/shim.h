@@ -4,6 +4,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 #include <openssl/pem.h>
 #include <openssl/opensslv.h>
 #include <openssl/crypto.h>
@@ -21,7 +22,7 @@ static inline long dcserve_SSL_set_tlsext_host_name(SSL *ssl, const char *name) 
     return SSL_set_tlsext_host_name(ssl, name);
 }
 
-// TLS server support (HTTPServer's TLSContext / TLSTransport).
+// TLS server support (HTTPCore's TLSContext / TLSServerTransport).
 static inline long dcserve_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode) {
     return SSL_CTX_set_session_cache_mode(ctx, mode);
 }
@@ -41,7 +42,7 @@ static inline long dcserve_SSL_CTX_set_read_ahead(SSL_CTX *ctx, long yes) {
     return SSL_CTX_set_read_ahead(ctx, yes);
 }
 // Remembers, in the byte `BIO_get_callback_arg` points to, whether the socket BIO's latest read
-// left the socket drained (it returned fewer bytes than asked, or nothing). TLSTransport uses it to
+// left the socket drained (it returned fewer bytes than asked, or nothing). TLSServerTransport uses it to
 // wait for the next readiness edge instead of issuing a read that can only fail with EAGAIN.
 static long dcserve_bio_read_observer(BIO *b, int oper, const char *argp, size_t len, int argi, long argl,
                                       int ret, size_t *processed) {
@@ -68,4 +69,10 @@ static inline int dcserve_SSL_TLSEXT_ERR_ALERT_FATAL(void) { return SSL_TLSEXT_E
 static inline uint64_t dcserve_SSL_OP_server_defaults(void) {
     // No renegotiation (a client cannot make a write wait for a read), no compression (CRIME).
     return SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION | SSL_OP_NO_TLSv1 | SSL_OP_NO_TLSv1_1;
+}
+static inline uint64_t dcserve_SSL_OP_client_defaults(void) {
+    // No renegotiation, no compression; a peer that closes without close_notify reads as end of
+    // stream (HTTP framing, not TLS, decides whether a response was complete).
+    return SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION | SSL_OP_NO_TLSv1 | SSL_OP_NO_TLSv1_1
+         | SSL_OP_IGNORE_UNEXPECTED_EOF;
 }

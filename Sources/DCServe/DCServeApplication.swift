@@ -4,14 +4,20 @@ import DictionaryTransport
 import Foundation
 import HTTPServer
 import Logging
+import Synchronization
 
 /// dcserve as an application: the dictionary store, the caches, and the handler chain
-/// (compression middleware → out-of-band dictionaries → static files) built from one
-/// `DCServeConfiguration`. Also runs the store's housekeeping (flushing `lastServed`, retention).
+/// (compression middleware → out-of-band dictionaries → routes → static files or upstreams) built
+/// from one `DCServeConfiguration`. Also runs the store's housekeeping (flushing `lastServed`,
+/// retention) and the start-up precompression.
+///
+/// Lifetime: `init` loads the store and starts housekeeping; `startBackgroundWork()` starts
+/// precompression (once the listeners are open); `stop()` ends all background work and flushes the
+/// store — call it on every exit path, start-up failures included, so no background hashing outlives
+/// the process's OpenSSL cleanup (#13 item 4).
 ///
 /// Thread-safety: immutable after `init`; its parts are thread-safe. The housekeeping timer is only
 /// cancelled after `init` (DispatchSource's cancel is thread-safe), hence `@unchecked Sendable`.
-/// `stop()` flushes the store.
 public final class DCServeApplication: @unchecked Sendable {
     public let configuration: DCServeConfiguration
     public let store: DirectoryDictionaryStore
@@ -19,28 +25,42 @@ public final class DCServeApplication: @unchecked Sendable {
     public let variants: VariantCache
     public let background: BackgroundEncoder<VariantKey>
     public let handler: any HTTPHandler
-    public let staticFiles: StaticFileHandler
+    /// The static site; nil when routes send every request to upstreams (then `site.root` is not read).
+    public let staticFiles: StaticFileHandler?
+    /// The router, when `configuration.routes` is not empty.
+    public let router: RouteHandler?
     public let metrics: DCServeMetrics
     /// Readiness of this application; whoever runs the listeners sets `listenersOpen`.
     public let readiness: Readiness
     let logger: Logger
     private let housekeeping: DispatchSourceTimer
+    private let housekeepingQueue = DispatchQueue(label: "dcserve.housekeeping")
+    private let precompressor: Precompressor?
+    /// Entered while precompression walks the site.
+    private let backgroundWork = DispatchGroup()
+    private let stopping = StopFlag()
 
     /// How often `lastServed` updates are written and retention is applied.
     public static let housekeepingInterval: DispatchTimeInterval = .seconds(60)
 
+    /// `upstreamHandler` builds the handler of each upstream a route names (default: 502 "no proxy").
+    /// `startBackgroundWorkNow: false` defers precompression to `startBackgroundWork()`.
     public init(configuration: DCServeConfiguration, metrics: DCServeMetrics = DCServeMetrics(),
-                logger: Logger = Logger(label: "dcserve")) throws {
+                logger: Logger = Logger(label: "dcserve"),
+                upstreamHandler: UpstreamHandlerFactory = NoProxyHandler.factory,
+                startBackgroundWorkNow: Bool = true) throws {
         self.configuration = configuration
         self.metrics = metrics
         self.logger = logger
         let c = configuration
+        let servesSite = c.routes.isEmpty || c.routes.contains { $0.upstream == nil }
         do {
-            staticFiles = try StaticFileHandler(root: c.site.root)
+            staticFiles = servesSite ? try StaticFileHandler(root: c.site.root) : nil
         } catch {
             throw ConfigurationError(key: "site.root", "\(error)")
         }
-        try StoreLocation.check(store: c.store.path, documentRoot: c.site.root)
+        if servesSite { try StoreLocation.check(store: c.store.path, documentRoot: c.site.root) }
+        router = c.routes.isEmpty ? nil : try Self.makeRouter(c, site: staticFiles, upstreamHandler: upstreamHandler)
         do {
             store = try DirectoryDictionaryStore(
                 directory: c.store.path,
@@ -62,9 +82,10 @@ public final class DCServeApplication: @unchecked Sendable {
             rules: rules, settings: c.compression, store: store, library: library, variants: variants,
             resources: ResourceCache(budget: max(c.compression.variantCacheBytes / 2, 1 << 20)),
             background: background, observer: metrics, logger: logger)
-        handler = staticFiles.wrapped(in: [MetricsMiddleware(metrics: metrics), health, compression, outOfBand])
+        let inner: any HTTPHandler = router ?? staticFiles!  // no routes → servesSite
+        handler = inner.wrapped(in: [MetricsMiddleware(metrics: metrics), health, compression, outOfBand])
 
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "dcserve.housekeeping"))
+        let timer = DispatchSource.makeTimerSource(queue: housekeepingQueue)
         housekeeping = timer
         let store = self.store, library = self.library
         timer.schedule(deadline: .now() + Self.housekeepingInterval, repeating: Self.housekeepingInterval)
@@ -72,10 +93,41 @@ public final class DCServeApplication: @unchecked Sendable {
             Self.housekeep(store: store, library: library, logger: logger)
         }
         timer.resume()
-        if c.compression.precompress {
-            Precompressor(rules: rules, configuration: c, store: store, library: library, variants: variants,
-                          background: background, observer: metrics, logger: logger).start()
+        if c.compression.precompress && staticFiles != nil {
+            var p = Precompressor(rules: rules, configuration: c, store: store, library: library, variants: variants,
+                                  background: background, observer: metrics, logger: logger)
+            p.isStopping = { [stopping] in stopping.isSet }
+            precompressor = p
+        } else {
+            precompressor = nil
         }
+        if startBackgroundWorkNow { startBackgroundWork() }
+    }
+
+    /// Routes → handlers: each upstream a route names gets one handler from `upstreamHandler`.
+    private static func makeRouter(_ c: DCServeConfiguration, site: StaticFileHandler?,
+                                   upstreamHandler: UpstreamHandlerFactory) throws -> RouteHandler {
+        var upstreamHandlers: [String: any HTTPHandler] = [:]
+        for upstream in c.upstreams where c.routes.contains(where: { $0.upstream == upstream.name }) {
+            do {
+                upstreamHandlers[upstream.name] = try upstreamHandler(upstream)
+            } catch let error as ConfigurationError {
+                throw error
+            } catch {
+                throw ConfigurationError(key: "upstreams.\(upstream.name)", "\(error)")
+            }
+        }
+        return RouteHandler(c.routes.map { route in
+            let handler: any HTTPHandler = route.upstream.flatMap { upstreamHandlers[$0] } ?? site!
+            return (name: route.name, prefix: route.prefix, handler: handler)
+        })
+    }
+
+    /// Starts precompression (if configured). Call once the listeners are open: a start-up that
+    /// fails before then has no hashing in flight.
+    public func startBackgroundWork() {
+        guard !stopping.isSet else { return }
+        precompressor?.start(in: backgroundWork)
     }
 
     /// The health middleware for another listener (the admin one) sharing this application's checks.
@@ -102,9 +154,24 @@ public final class DCServeApplication: @unchecked Sendable {
         for removal in store.prune(now: Date()) { library.forget(removal.hash) }
     }
 
-    /// Stops housekeeping and flushes the store (call at shutdown).
+    /// Ends all background work and flushes the store, in order: precompression stops walking (and
+    /// is waited for), the background encoder drops its queue and finishes the job it runs,
+    /// housekeeping is cancelled, then one last flush and retention pass runs on its queue. Blocks
+    /// until done; idempotent. Call before the process exits, whatever the reason.
     public func stop() {
+        guard stopping.set() else { return }
+        backgroundWork.wait()
+        background.close()
         housekeeping.cancel()
-        Self.housekeep(store: store, library: library, logger: logger)
+        let store = self.store, library = self.library, logger = self.logger
+        housekeepingQueue.sync { Self.housekeep(store: store, library: library, logger: logger) }
     }
+}
+
+/// Set once by `DCServeApplication.stop()`, read by background work from any thread.
+final class StopFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+    var isSet: Bool { flag.load(ordering: .acquiring) }
+    /// Sets the flag; true for the caller that set it first.
+    func set() -> Bool { !flag.exchange(true, ordering: .acquiringAndReleasing) }
 }

@@ -17,12 +17,19 @@ import Synchronization
 /// 3. sets `Content-Encoding`, `Vary`, a distinct ETag per variant, and answers `If-None-Match` /
 ///    `If-Modified-Since` itself against the chosen variant (the inner handler never sees them, so a
 ///    304 always refers to the representation the client would get).
-/// Range requests pass through as identity (only `Vary` is added). Other methods, statuses and
-/// streamed bodies pass through untouched. Encoding errors fall back to identity (never a 500).
+/// Range requests pass through as identity (only `Vary` is added). Other methods, statuses,
+/// streamed bodies and responses with `Cache-Control: no-transform` pass through untouched. Encoding
+/// errors fall back to identity (never a 500).
 ///
-/// Finished responses are remembered in a ``ResponseMemo`` (see there for when an entry answers):
-/// a repeated request for an unchanged resource replays the recorded ``ResponseEffects`` (metrics,
-/// store bookkeeping) and gets the same head and body the full computation would give.
+/// Shortcuts that trust the ETag — the ``ResponseMemo`` and the ``ResourceCache`` (keyed by path and
+/// ETag, without authority or user) — apply only to responses whose handler set
+/// `isContentAddressed` (static files). Proxied and per-user responses are hashed and negotiated on
+/// every request, so two users who get the same head never get each other's bytes.
+///
+/// Finished content-addressed responses are remembered in a ``ResponseMemo`` (see there for when an
+/// entry answers): a repeated request for an unchanged resource replays the recorded
+/// ``ResponseEffects`` (metrics, store bookkeeping) and gets the same head and body the full
+/// computation would give.
 ///
 /// Thread-safety: immutable configuration plus thread-safe caches; `handle` may run on any event
 /// loop concurrently, and responds from a worker queue for large bodies the memo does not answer.
@@ -95,7 +102,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// replayable. Conditional fields are evaluated last, in both cases.
     func answer(_ request: HTTPServerRequest, _ response: HTTPServerResponse, _ conditions: ConditionalRequest,
                 respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
-        guard ResponseMemo.accepts(response), let key = ResponseMemoKey(request) else {
+        // The memo trusts the ETag: only for handlers that declare same (path, ETag) ⇒ same bytes.
+        guard response.isContentAddressed, ResponseMemo.accepts(response), let key = ResponseMemoKey(request) else {
             return compute(request, response, conditions, memo: nil, respond: respond)
         }
         // Read before computing: a change during the computation makes the new entry stale at once.
@@ -143,6 +151,10 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
               length <= Self.maximumBodyBytes else {
             effects.isReplayable = false
             return (response, false)
+        }
+        if ProxyResponseHeaders.forbidsTransform(response.head.headerFields) {
+            // Cache-Control: no-transform (RFC 9110 §7.7): no recoding, no dictionary, no storing.
+            return (response, true)
         }
         let path = request.pathWithoutQuery
         let advertising = rules.advertisingRule(for: path)
@@ -228,9 +240,10 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     }
 
     /// The identity bytes and hash of a response body, from the resource cache when the inner handler
-    /// gave an ETag; nil when the body cannot be read (the response is then passed through).
+    /// gave an ETag and declared its responses content-addressed (the cache is keyed by path and ETag
+    /// only); nil when the body cannot be read (the response is then passed through).
     func identity(of response: HTTPServerResponse, path: Substring) -> ResourceCache.Entry? {
-        let etag = response.head.headerFields[.eTag]
+        let etag = response.isContentAddressed ? response.head.headerFields[.eTag] : nil
         if let etag, let hit = resources.entry(path: path, etag: etag) { return hit }
         let bytes: [UInt8]
         switch response.body {
@@ -242,6 +255,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             }
         case .stream: return nil
         }
+        guard let etag else { return ResourceCache.Entry(bytes: bytes, hash: SHA256.hash(bytes)) }
         return resources.insert(path: path, etag: etag, bytes: bytes)
     }
 

@@ -91,6 +91,8 @@ public struct OutOfBandDictionaryMiddleware: HTTPMiddleware {
             fields[.contentType] = nil
             return HTTPServerResponse(status: .notModified, headerFields: fields)
         }
-        return HTTPServerResponse(status: .ok, headerFields: fields, body: .bytes(entry.bytes))
+        var response = HTTPServerResponse(status: .ok, headerFields: fields, body: .bytes(entry.bytes))
+        response.isContentAddressed = true  // a configured dictionary file: one path, one content
+        return response
     }
 }

@@ -10,6 +10,10 @@ import Logging
 /// Bounded: files up to `DictionaryCompressionMiddleware.maximumBodyBytes`, at most
 /// `maxDictionariesPerResource` dictionaries each (most recently served first). Runs on the shared
 /// `BackgroundEncoder` (one job per variant, de-duplicated with request-path jobs).
+///
+/// Stoppable: `isStopping` is checked before each file and each dictionary, and `start(in:)` enters
+/// `group` until the walk is over, so shutdown can wait for it (hashing must not outlive the process's
+/// OpenSSL cleanup, #13 item 4).
 struct Precompressor {
     static let maxDictionariesPerResource = 4
 
@@ -21,10 +25,11 @@ struct Precompressor {
     let background: BackgroundEncoder<VariantKey>
     let observer: any CompressionObserver
     let logger: Logger
+    var isStopping: @Sendable () -> Bool = { false }
 
-    func start() {
+    func start(in group: DispatchGroup) {
         let job = self
-        DispatchQueue.global(qos: .utility).async { job.run() }
+        DispatchQueue.global(qos: .utility).async(group: group) { job.run() }
     }
 
     func run() {
@@ -36,6 +41,7 @@ struct Precompressor {
         guard !stored.isEmpty, !codings.isEmpty else { return }
         var queued = 0
         for case let url as URL in walker {
+            if isStopping() { return }
             guard let values = try? url.resourceValues(forKeys: [.isRegularFileKey, .fileSizeKey]),
                   values.isRegularFile == true, let size = values.fileSize,
                   size >= configuration.compression.minimumBytes, size <= DictionaryCompressionMiddleware.maximumBodyBytes
@@ -49,6 +55,7 @@ struct Precompressor {
             let candidates = stored.filter { $0.0 != resource && ($0.1.pattern?.matches(path: path) ?? false) }
                 .prefix(Self.maxDictionariesPerResource)
             for (hash, _) in candidates {
+                if isStopping() { return }
                 guard let dictionary = library.lookup(hash)?.dictionary else { continue }
                 for coding in codings {
                     let key = VariantKey(resource: resource, dictionary: hash, coding: coding)

@@ -21,6 +21,9 @@ public final class BackgroundEncoder<Key: Hashable & Sendable>: Sendable {
         var completed = 0
         var dropped = 0
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Set by `close()`: no new jobs; blocked `close()` callers wait on these until idle.
+        var closed = false
+        var closeWaiters: [DispatchSemaphore] = []
         var pending: Int { queue.count - queueHead }
     }
 
@@ -36,7 +39,7 @@ public final class BackgroundEncoder<Key: Hashable & Sendable>: Sendable {
     @discardableResult
     public func submit(_ key: Key, _ job: @escaping Job) -> Bool {
         let (accepted, startWorker): (Bool, Bool) = state.withLock { s in
-            guard !s.keys.contains(key), s.pending < maxPending else { s.dropped += 1; return (false, false) }
+            guard !s.closed, !s.keys.contains(key), s.pending < maxPending else { s.dropped += 1; return (false, false) }
             s.keys.insert(key)
             s.queue.append((key, job))
             guard s.running < maxConcurrent else { return (true, false) }
@@ -57,6 +60,8 @@ public final class BackgroundEncoder<Key: Hashable & Sendable>: Sendable {
                     if s.running == 0 {
                         for waiter in s.idleWaiters { waiter.resume() }
                         s.idleWaiters.removeAll()
+                        for waiter in s.closeWaiters { waiter.signal() }
+                        s.closeWaiters.removeAll()
                     }
                     return nil
                 }
@@ -79,6 +84,24 @@ public final class BackgroundEncoder<Key: Hashable & Sendable>: Sendable {
     public var completedCount: Int { state.withLock { $0.completed } }
     /// Jobs refused as duplicates or because the queue was full.
     public var droppedCount: Int { state.withLock { $0.dropped } }
+
+    /// Stops the encoder for good (shutdown, before the process exits): later `submit`s are refused,
+    /// queued jobs are dropped (counted in `droppedCount`), and the call blocks until the jobs already
+    /// running have finished. Blocks the calling thread: never call it from a job.
+    public func close() {
+        let wait: DispatchSemaphore? = state.withLock { s in
+            s.closed = true
+            let queued = s.pending
+            s.dropped += queued
+            for (key, _) in s.queue[s.queueHead...] { s.keys.remove(key) }
+            s.queueHead = s.queue.count
+            guard s.running > 0 else { return nil }
+            let semaphore = DispatchSemaphore(value: 0)
+            s.closeWaiters.append(semaphore)
+            return semaphore
+        }
+        wait?.wait()
+    }
 
     /// Returns once no job is queued or running (for tests and graceful shutdown).
     public func waitUntilIdle() async {

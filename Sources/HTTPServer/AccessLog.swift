@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HTTPCore
 import Logging
 
 /// One line per request through swift-log at `.info`, label "dcserve.access":
@@ -28,15 +29,5 @@ public struct AccessLog: Sendable {
         let micros = (MonotonicClock.nanoseconds() &- startNanos) / 1000
         let ms = "\(micros / 1000).\(String(micros % 1000 + 1000).dropFirst())"
         logger.info("\(method) \(target) \(status) \(bytes)B \(ms)ms conn=\(connectionID)", source: "HTTPServer")
-    }
-}
-
-/// Monotonic nanoseconds (CLOCK_MONOTONIC), for durations.
-enum MonotonicClock {
-    @inline(__always)
-    static func nanoseconds() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
     }
 }

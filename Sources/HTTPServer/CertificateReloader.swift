@@ -1,4 +1,5 @@
 import Synchronization
+import HTTPCore
 
 /// The TLS context new connections use, replaceable at run time (SIGHUP): `reload()` re-reads the
 /// PEM files named in the configuration and, only if they load, swaps the context. Connections

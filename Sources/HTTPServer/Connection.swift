@@ -7,6 +7,7 @@ import CLinux
 import Dispatch
 import HTTPTypes
 import Synchronization
+import HTTPCore
 
 /// One client connection: reads and parses requests, calls the handler, writes responses in request
 /// order, enforces timeouts and limits.
@@ -24,7 +25,7 @@ import Synchronization
 /// `queue` the same way. Immutable properties (`id`, `loop`, `queue`, `context`, `remoteAddress`,
 /// `transport` reference) are set in `init`. The only cross-thread state is `handlerThread` and
 /// `StreamWriter.cancelled`, both atomics.
-final class Connection: @unchecked Sendable {
+final class Connection: EventLoopMember, @unchecked Sendable {
     let id: UInt64
     let remoteAddress: String
     let queue: DispatchQueue
@@ -353,7 +354,7 @@ final class Connection: @unchecked Sendable {
         }
         let request = HTTPServerRequest(head: head, body: parsed.body, version: parsed.version,
                                         remoteAddress: remoteAddress, connectionID: id, sequenceNumber: requestsServed,
-                                        receivedSequence: lastReadSequence)
+                                        receivedSequence: lastReadSequence, eventLoop: loop)
         let me = UInt(bitPattern: Int(bitPattern: pthread_self()))
         handlerThread.store(me, ordering: .relaxed)
         context.handler.handle(request) { [self] response in
@@ -562,7 +563,7 @@ final class Connection: @unchecked Sendable {
     /// Called on `queue` by a `StreamWriter`.
     fileprivate func streamWrite(_ writer: StreamWriter, _ chunk: [UInt8], then: @escaping @Sendable () -> Void) {
         guard state == .sendingBody, stream === writer else { then(); return }
-        if writer.chunked { ResponseWriter.appendChunk(chunk, into: &out) } else { out.append(contentsOf: chunk) }
+        if writer.chunked { ChunkedCoding.appendChunk(chunk, into: &out) } else { out.append(contentsOf: chunk) }
         currentBytes += Int64(chunk.count)
         if let previous = streamAcknowledgement { streamAcknowledgement = nil; previous() }
         streamAcknowledgement = then
@@ -576,7 +577,7 @@ final class Connection: @unchecked Sendable {
 
     fileprivate func streamFinish(_ writer: StreamWriter) {
         guard state == .sendingBody, stream === writer else { return }
-        if writer.chunked { out.append(contentsOf: ResponseWriter.lastChunk) }
+        if writer.chunked { out.append(contentsOf: ChunkedCoding.lastChunk) }
         stream = nil
         responseComplete()
         if state != .closed { flush() }

@@ -6,6 +6,7 @@ import Darwin
 import COpenSSL
 import HTTPTypes
 import Synchronization
+import HTTPCore
 
 /// Strong validators for files: an `ETag` from the SHA-256 of the content and the `Last-Modified`
 /// date, cached per (device, inode, size, mtime) so a file is hashed once until it changes.

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import HTTPTypes
 import Synchronization
+import HTTPCore
 
 /// In-memory copies of small files that were requested, with their validators, so a repeat request
 /// costs no file system call: at most one `poll` of an inotify descriptor (shared by the requests an

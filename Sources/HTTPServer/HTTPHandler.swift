@@ -1,3 +1,5 @@
+import HTTPCore
+
 /// Turns a request into a response. Implementations must call `respond` exactly once, from any
 /// thread, synchronously or later. Calling it synchronously (before `handle` returns) is cheapest:
 /// the connection then writes without an extra queue hop.

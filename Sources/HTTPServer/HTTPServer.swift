@@ -6,6 +6,7 @@ import Darwin
 import Dispatch
 import Logging
 import Synchronization
+import HTTPCore
 
 /// A socket-based HTTP/1.1 server on Dispatch.
 ///

@@ -1,4 +1,5 @@
 import HTTPTypes
+import HTTPCore
 
 /// A request as handlers see it: the head as an `HTTPRequest`, the complete (de-chunked) body, and
 /// where it came from. Value type, `Sendable`.
@@ -20,10 +21,14 @@ public struct HTTPServerRequest: Sendable {
     /// `InputSequence` number of the last socket read before this request was dispatched (its bytes
     /// had all been read by then); 0 when unknown (a request not read from a socket).
     public var receivedSequence: UInt64
+    /// The event loop the request arrived on (nil when it did not come from a socket). A handler
+    /// that does I/O for the request (an upstream exchange) does it on this loop: no thread hop, and
+    /// its callbacks run on `eventLoop.queue`, the connection's own queue.
+    public var eventLoop: EventLoop?
 
     public init(head: HTTPRequest, body: [UInt8] = [], version: HTTPVersion = .http1_1,
                 remoteAddress: String = "", connectionID: UInt64 = 0, sequenceNumber: Int = 1,
-                receivedSequence: UInt64 = 0) {
+                receivedSequence: UInt64 = 0, eventLoop: EventLoop? = nil) {
         self.head = head
         self.pathWithoutQuery = Self.pathWithoutQuery(of: head)
         self.body = body
@@ -32,6 +37,7 @@ public struct HTTPServerRequest: Sendable {
         self.connectionID = connectionID
         self.sequenceNumber = sequenceNumber
         self.receivedSequence = receivedSequence
+        self.eventLoop = eventLoop
     }
 
     /// The request target's path without the query (`/a/b?x=1` → `/a/b`). Kept up to date with `head`

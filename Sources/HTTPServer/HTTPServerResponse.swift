@@ -12,6 +12,12 @@ public struct HTTPServerResponse: Sendable {
     /// `head` serialised beforehand, when the response was made from a ``PreparedHead`` and its head
     /// has not changed since (any change to `head` clears it).
     public private(set) var prepared: PreparedHead?
+    /// True when the handler guarantees that its responses are content-addressed: the same request
+    /// path and the same strong `ETag` always come with the same body bytes, whoever asks and under
+    /// whichever authority (static files: the ETag is derived from the file). Middleware may then
+    /// reuse work keyed by (path, ETag). False (the default) for anything else — proxied and
+    /// per-user responses — where such shortcuts could hand one client another's bytes.
+    public var isContentAddressed = false
 
     public init(head: HTTPResponse, body: ResponseBody = .empty) {
         self.head = head

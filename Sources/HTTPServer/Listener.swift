@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Dispatch
+import HTTPCore
 
 /// A listening socket and its accept loop.
 ///
@@ -68,7 +69,7 @@ final class Listener: @unchecked Sendable {
             // TLS: the context is taken per accept, so a certificate reload applies to new connections only.
             let transport: ByteTransport
             if let tls {
-                guard let t = TLSTransport(descriptor: fd, context: tls.current, counters: tls.counters) else { close(fd); continue }
+                guard let t = TLSServerTransport(descriptor: fd, context: tls.current, counters: tls.counters) else { close(fd); continue }
                 transport = t
             } else {
                 transport = PlainTCPTransport(descriptor: fd)

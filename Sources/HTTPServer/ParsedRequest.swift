@@ -1,10 +1,6 @@
-/// HTTP version of a request line (`HTTP/1.0` or `HTTP/1.1`; `HTTP/1.x` with x > 1 is read as 1.1).
-public struct HTTPVersion: Equatable, Sendable {
-    public var major: Int
-    public var minor: Int
-    public static let http1_0 = HTTPVersion(major: 1, minor: 0)
-    public static let http1_1 = HTTPVersion(major: 1, minor: 1)
-}
+#if canImport(HTTPCore)
+import HTTPCore  // (the fuzz build compiles HTTPCore's HTTPVersion in)
+#endif
 
 /// The form of the request target (RFC 9112 §3.2).
 public enum RequestTargetForm: Equatable, Sendable {

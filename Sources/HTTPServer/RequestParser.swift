@@ -3,6 +3,9 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+#if canImport(HTTPCore)
+import HTTPCore  // (the fuzz build compiles HTTPCore's HTTPVersion and ChunkedCoding in)
+#endif
 
 /// Size limits the parser enforces, each with the status it answers when exceeded.
 public struct RequestParserLimits: Sendable, Equatable {
@@ -421,26 +424,12 @@ public struct RequestParser {
     // MARK: Chunked
 
     private func parseChunkSize(_ buffer: UnsafeRawBufferPointer, _ line: Range<Int>) throws(HTTPParseError) -> Int {
-        var i = line.lowerBound
-        var size = 0
-        while i < line.upperBound, let digit = hexValue(buffer[i]) {
-            guard size <= (Int.max >> 4) else { throw .contentTooLarge }
-            size = size << 4 | digit
-            i += 1
+        switch ChunkedCoding.parseSizeLine(UnsafeRawBufferPointer(rebasing: buffer[line])) {
+        case .size(let size): return size
+        case .tooLarge: throw .contentTooLarge
+        case .invalidSize: throw .badRequest("invalid chunk size")
+        case .invalidExtension: throw .badRequest("invalid chunk extension")
         }
-        guard i > line.lowerBound else { throw .badRequest("invalid chunk size") }
-        // chunk-ext = *( BWS ";" BWS ext-name [ BWS "=" BWS ext-val ] ): accepted but ignored; CTLs refused.
-        if i < line.upperBound {
-            var j = i
-            while j < line.upperBound && (buffer[j] == 0x20 || buffer[j] == 0x09) { j += 1 }
-            guard j < line.upperBound, buffer[j] == 0x3B else { throw .badRequest("invalid chunk size") }
-            while j < line.upperBound {
-                let b = buffer[j]
-                if (b < 0x20 && b != 0x09) || b == 0x7F { throw .badRequest("invalid chunk extension") }
-                j += 1
-            }
-        }
-        return size
     }
 }
 

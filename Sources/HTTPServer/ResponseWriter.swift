@@ -1,3 +1,4 @@
+import HTTPCore
 import HTTPTypes
 
 /// How a response body is delimited on the wire.
@@ -75,18 +76,7 @@ enum ResponseWriter {
         buffer.append(0x0D); buffer.append(0x0A)
     }
 
-    /// Appends one chunk (size line, data, CRLF). Empty `data` appends nothing (an empty chunk would
-    /// end the body).
-    static func appendChunk(_ data: [UInt8], into buffer: inout [UInt8]) {
-        guard !data.isEmpty else { return }
-        appendHex(data.count, into: &buffer)
-        buffer.append(0x0D); buffer.append(0x0A)
-        buffer.append(contentsOf: data)
-        buffer.append(0x0D); buffer.append(0x0A)
-    }
-
     private static let keepAliveName = HTTPField.Name("keep-alive")!
-    static let lastChunk: [UInt8] = Array("0\r\n\r\n".utf8)
     static let continueResponse: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
     private static let contentLengthPrefix: [UInt8] = Array("Content-Length: ".utf8)
     private static let chunkedLine: [UInt8] = Array("Transfer-Encoding: chunked\r\n".utf8)
@@ -121,13 +111,6 @@ enum ResponseWriter {
             while v > 0 { d[n] = UInt8(v % 10) + 0x30; v /= 10; n += 1 }
             for i in stride(from: n - 1, through: 0, by: -1) { buffer.append(d[i]) }
         }
-    }
-
-    static func appendHex(_ value: Int, into buffer: inout [UInt8]) {
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
-        var shift = (Int.bitWidth - value.leadingZeroBitCount + 3) / 4 * 4 - 4
-        if shift < 0 { buffer.append(0x30); return }
-        while shift >= 0 { buffer.append(hex[(value >> shift) & 0xF]); shift -= 4 }
     }
 
     static func reasonPhrase(_ code: Int) -> String {

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HTTPCore
 
 /// Everything the server needs to know to run, with documented defaults.
 public struct ServerConfiguration: Sendable {

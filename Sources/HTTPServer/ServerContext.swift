@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import HTTPCore
 
 /// What every connection of one server shares. Immutable after init except the atomics and the
 /// registry's mutex-protected table, so `Sendable` as checked.
@@ -11,7 +12,6 @@ final class ServerContext: Sendable {
     let registry: ConnectionRegistry
     /// The event loops connections are spread over (see `EventLoop`).
     let loops: EventLoopGroup
-    private let nextConnectionID = Atomic<UInt64>(1)
 
     init(configuration: ServerConfiguration, handler: any HTTPHandler, accessLog: AccessLog) {
         self.configuration = configuration
@@ -23,7 +23,8 @@ final class ServerContext: Sendable {
                                     linger: configuration.eventLoopLinger)
     }
 
-    func makeConnectionID() -> UInt64 { nextConnectionID.add(1, ordering: .relaxed).oldValue }
+    /// A connection's id: unique in the process (it is also the connection's `EventLoopMember.id`).
+    func makeConnectionID() -> UInt64 { EventLoopMemberID.next() }
 }
 
 /// The set of open connections, for the connection limit and graceful shutdown.

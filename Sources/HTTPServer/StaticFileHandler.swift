@@ -5,6 +5,7 @@ import Darwin
 #endif
 import CLinux
 import HTTPTypes
+import HTTPCore
 
 /// Serves files below a document root: GET and HEAD, `index.html` for directories, MIME types,
 /// strong `ETag` (content SHA-256) and `Last-Modified`, conditional requests (304), single byte
@@ -214,7 +215,9 @@ public struct StaticFileHandler: HTTPHandler {
     private func fileResponse(_ snapshot: FileSnapshotCache.Snapshot, request: HTTPServerRequest,
                               contentType: HTTPField) -> HTTPServerResponse {
         if !Self.isConditionalOrRange(request.head.headerFields) {
-            return HTTPServerResponse(head: snapshot.fullResponseHead, body: .bytes(snapshot.bytes))
+            var response = HTTPServerResponse(head: snapshot.fullResponseHead, body: .bytes(snapshot.bytes))
+            response.isContentAddressed = true  // the ETag comes from the file: same (path, ETag), same bytes
+            return response
         }
         return fileResponse(size: Int64(snapshot.bytes.count), validators: snapshot.validators, request: request,
                      contentType: contentType) { range in
@@ -260,7 +263,9 @@ public struct StaticFileHandler: HTTPHandler {
                 }
             }
         }
-        return HTTPServerResponse(status: .ok, headerFields: fields, body: body(0..<size))
+        var response = HTTPServerResponse(status: .ok, headerFields: fields, body: body(0..<size))
+        response.isContentAddressed = true  // the ETag comes from the file: same (path, ETag), same bytes
+        return response
     }
 
     /// A 304 for a file with validators `v`: the validators only.

@@ -11,15 +11,18 @@ import Synchronization
 
 /// `dcserve serve`: the dictionary-compression server, until SIGTERM/SIGINT.
 ///
-/// Two ways to start it: `--config FILE` (the JSON configuration, with `DCSERVE_*` environment
-/// overrides), or quick mode for client developers, `--root DIR --dictionaries PATTERN [--store DIR]`,
-/// which needs no file. Command-line options override the file.
+/// Three ways to start it: `--config FILE` (the JSON configuration, with `DCSERVE_*` environment
+/// overrides), or quick mode for client developers, `--root DIR --dictionaries PATTERN [--store DIR]`
+/// (a static site) or `--upstream URL [--dictionaries PATTERN]…` (every request proxied to URL),
+/// which need no file. Command-line options override the file. This type only parses flags into a
+/// `DCServeConfiguration`; `DCServeServer` assembles and runs the server.
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve a directory over HTTP/1.1 with dictionary compression (dcb/dcz).",
+        abstract: "Serve a directory or proxy an API over HTTP/1.1 with dictionary compression (dcb/dcz).",
         discussion: """
-            Start with --config FILE, or in quick mode with --root DIR and one or more --dictionaries PATTERN \
+            Start with --config FILE, or in quick mode with --root DIR (a static site) or --upstream URL \
+            (every request proxied to URL) and one or more --dictionaries PATTERN \
             (every response whose path matches PATTERN becomes a dictionary with match=PATTERN, and matching \
             resources are compressed against any stored dictionary whose match covers them). \
             Binds 127.0.0.1 unless --host says otherwise. --port 0 picks a free port; the log line \
@@ -32,6 +35,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "Document root directory (overrides site.root).")
     var root: String?
+
+    @Option(help: ArgumentHelp("Quick mode: proxy every request to this upstream (http://HOST:PORT or https://…); replaces the file's routes.", valueName: "url"))
+    var upstream: String?
 
     @Option(name: .customLong("dictionaries"), help: ArgumentHelp(
         "Quick mode: a URL path pattern whose responses become dictionaries (repeatable).", valueName: "pattern"))
@@ -55,11 +61,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds to let in-flight requests finish on SIGTERM/SIGINT before closing connections (overrides server.shutdownDeadlineSeconds).")
     var shutdownTimeout: Double?
 
-    @Option(help: "Seconds a request head may take to arrive (slowloris defence).")
-    var headerTimeout: Double = 10
+    @Option(help: "Seconds a request head may take to arrive, slowloris defence (overrides server.headerTimeoutSeconds; default 10).")
+    var headerTimeout: Double?
 
-    @Option(help: "Seconds a request body may take to arrive.")
-    var bodyTimeout: Double = 30
+    @Option(help: "Seconds a request body may take to arrive (overrides server.bodyTimeoutSeconds; default 30).")
+    var bodyTimeout: Double?
+
+    @Option(help: "Seconds a response may go without write progress before the client is dropped (overrides server.writeTimeoutSeconds; default 30).")
+    var writeTimeout: Double?
 
     @Option(help: "Seconds an idle keep-alive connection stays open (overrides server.idleTimeoutSeconds).")
     var idleTimeout: Double?
@@ -67,13 +76,13 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Most concurrent connections; more get 503 and are closed (overrides server.maxConnections).")
     var maxConnections: Int?
 
-    @Option(help: "Most requests per keep-alive connection.")
-    var maxRequestsPerConnection: Int = 10_000
+    @Option(help: "Most requests per keep-alive connection (overrides server.maxRequestsPerConnection; default 10000).")
+    var maxRequestsPerConnection: Int?
 
-    @Option(help: "Largest request body in bytes.")
-    var maxBodyBytes: Int = 1 << 20
+    @Option(help: "Largest request body in bytes (overrides server.maxBodyBytes; default 1048576).")
+    var maxBodyBytes: Int?
 
-    @Option(help: "Event loops serving connections (default: one per core).")
+    @Option(help: "Event loops serving connections (overrides server.eventLoops; default: one per core).")
     var eventLoops: Int?
 
     @Flag(inversion: .prefixedNo, help: "One log line per request (logger dcserve.access, level info, written in batches at least every 100 ms; overrides server.accessLog).")
@@ -89,17 +98,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("tls-port"), help: "HTTPS port; 0 picks a free one (overrides tls.port; default 8443).")
     var tlsPort: UInt16?
 
-    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
-    var logLevel: String = "info"
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (overrides server.logLevel; default info).")
+    var logLevel: String?
 
     func validate() throws {
-        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level \(logLevel)") }
-        if let eventLoops, !(1...256).contains(eventLoops) { throw ValidationError("--event-loops must be between 1 and 256") }
-        for t in [shutdownTimeout, headerTimeout, bodyTimeout, idleTimeout].compactMap({ $0 }) where !(t > 0) {
-            throw ValidationError("timeouts must be positive")
+        if config == nil && root == nil && upstream == nil {
+            throw ValidationError("give --config FILE, or for quick mode --root DIR or --upstream URL (with --dictionaries PATTERN)")
         }
-        if config == nil && root == nil {
-            throw ValidationError("give --config FILE, or --root DIR (with --dictionaries PATTERN) for quick mode")
+        if upstream != nil && root != nil {
+            throw ValidationError("--upstream sends every request to the upstream, so --root would serve nothing: give one of them (or routes in --config)")
         }
     }
 
@@ -117,13 +124,30 @@ struct ServeCommand: AsyncParsableCommand {
         if let adminPort { c.admin.port = Int(adminPort) }
         if noAdmin { c.admin.enabled = false }
         if let host = host.first { c.server.host = host }
-        if let idleTimeout { c.server.idleTimeoutSeconds = Int(idleTimeout.rounded(.up)) }
-        if let shutdownTimeout { c.server.shutdownDeadlineSeconds = Int(shutdownTimeout.rounded(.up)) }
+        if let idleTimeout { c.server.idleTimeoutSeconds = idleTimeout }
+        if let shutdownTimeout { c.server.shutdownDeadlineSeconds = shutdownTimeout }
+        if let headerTimeout { c.server.headerTimeoutSeconds = headerTimeout }
+        if let bodyTimeout { c.server.bodyTimeoutSeconds = bodyTimeout }
+        if let writeTimeout { c.server.writeTimeoutSeconds = writeTimeout }
         if let maxConnections { c.server.maxConnections = maxConnections }
+        if let maxRequestsPerConnection { c.server.maxRequestsPerConnection = maxRequestsPerConnection }
+        if let maxBodyBytes { c.server.maxBodyBytes = maxBodyBytes }
+        if let eventLoops { c.server.eventLoops = eventLoops }
+        if let logLevel { c.server.logLevel = logLevel }
         if let accessLog { c.server.accessLog = accessLog }
         if let tlsCertificate { c.tls.certificate = tlsCertificate }
         if let tlsKey { c.tls.key = tlsKey }
         if let tlsPort { c.tls.port = Int(tlsPort) }
+        if let upstream {
+            do {
+                _ = try UpstreamServerURL(parsing: upstream)
+            } catch {
+                throw CLIError("--upstream \(error)")
+            }
+            c.upstreams.removeAll { $0.name == Self.quickUpstreamName }
+            c.upstreams.append(Upstream(name: Self.quickUpstreamName, servers: [upstream]))
+            c.routes = [Route(name: Self.quickUpstreamName, prefix: "/", upstream: Self.quickUpstreamName)]
+        }
         for (i, pattern) in dictionaryPatterns.enumerated() {
             do {
                 try URLPattern.validate(pattern)
@@ -136,38 +160,45 @@ struct ServeCommand: AsyncParsableCommand {
         return c
     }
 
-    func makeConfiguration(_ app: DCServeConfiguration) -> ServerConfiguration {
-        var c = ServerConfiguration()
-        let port = UInt16(app.server.port)
-        c.listenAddresses = (host.isEmpty ? [app.server.host] : host).map { (host: $0, port: port) }
-        c.headerReadTimeout = .milliseconds(Int(headerTimeout * 1000))
-        c.bodyReadTimeout = .milliseconds(Int(bodyTimeout * 1000))
-        c.idleTimeout = .milliseconds(Int((idleTimeout ?? Double(app.server.idleTimeoutSeconds)) * 1000))
-        c.maxConnections = app.server.maxConnections
-        c.maxRequestsPerConnection = maxRequestsPerConnection
-        c.limits.maxBodyBytes = maxBodyBytes
-        if let eventLoops { c.eventLoopCount = eventLoops }
-        applyTLS(app, to: &c)
-        return c
+    /// Quick mode's upstream and route name.
+    static let quickUpstreamName = "upstream"
+
+    /// The flag given on the command line for each key it overrides, so an out-of-range value is
+    /// reported under the name the user typed.
+    var flagsByKey: [String: String] {
+        var flags: [String: String] = [:]
+        func note(_ given: Any?, _ key: String, _ flag: String) { if given != nil { flags[key] = flag } }
+        note(port, "server.port", "--port"); note(adminPort, "admin.port", "--admin-port")
+        note(idleTimeout, "server.idleTimeoutSeconds", "--idle-timeout")
+        note(shutdownTimeout, "server.shutdownDeadlineSeconds", "--shutdown-timeout")
+        note(headerTimeout, "server.headerTimeoutSeconds", "--header-timeout")
+        note(bodyTimeout, "server.bodyTimeoutSeconds", "--body-timeout")
+        note(writeTimeout, "server.writeTimeoutSeconds", "--write-timeout")
+        note(maxConnections, "server.maxConnections", "--max-connections")
+        note(maxRequestsPerConnection, "server.maxRequestsPerConnection", "--max-requests-per-connection")
+        note(maxBodyBytes, "server.maxBodyBytes", "--max-body-bytes")
+        note(eventLoops, "server.eventLoops", "--event-loops")
+        note(logLevel, "server.logLevel", "--log-level")
+        note(root, "site.root", "--root"); note(store, "store.path", "--store")
+        note(tlsCertificate, "tls.certificate", "--tls-cert"); note(tlsKey, "tls.key", "--tls-key")
+        note(tlsPort, "tls.port", "--tls-port"); note(host.first, "server.host", "--host")
+        return flags
     }
 
-    /// HTTPS listener, redirect and trusted proxies (validated by `DCServeConfiguration.validate()`).
-    func applyTLS(_ app: DCServeConfiguration, to c: inout ServerConfiguration) {
-        c.redirectToHTTPS = app.server.redirectToHTTPS
-        c.trustedProxies = (try? TrustedProxies(app.server.trustedProxies)) ?? TrustedProxies()
-        guard let certificate = app.tls.certificate, let key = app.tls.key else { return }
-        var tls = TLSConfiguration(certificateChainFile: certificate, privateKeyFile: key)
-        tls.handshakeTimeout = .seconds(app.tls.handshakeTimeoutSeconds)
-        for entry in app.tls.sni {
-            tls.sni[entry.serverName.lowercased()] = .init(chainFile: entry.certificate, keyFile: entry.key)
-        }
-        c.tls = tls
-        let hosts = app.tls.host.map { [$0] } ?? (host.isEmpty ? [app.server.host] : host)
-        c.tlsListenAddresses = hosts.map { (host: $0, port: UInt16(app.tls.port)) }
+    /// `error` under the flag's name when a command-line option set that key.
+    func describe(_ error: ConfigurationError) -> String {
+        guard let flag = flagsByKey[error.key] else { return error.description }
+        return "\(flag): \(error.reason) (\(error.key))"
     }
 
     func run() async throws {
-        let level = Logger.Level(rawValue: logLevel) ?? .info
+        let appConfiguration: DCServeConfiguration
+        do {
+            appConfiguration = try await makeApplicationConfiguration()
+        } catch let error as ConfigurationError {
+            throw CLIError(describe(error))
+        }
+        let level = Logger.Level(rawValue: appConfiguration.server.logLevel) ?? .info
         LoggingSystem.bootstrap { label in
             if label == "dcserve.access" {
                 // One line per request: batched writes instead of one unbuffered write each.
@@ -179,131 +210,20 @@ struct ServeCommand: AsyncParsableCommand {
         }
         var logger = Logger(label: "dcserve")
         logger.logLevel = level
+        var accessLogger = Logger(label: "dcserve.access")
+        accessLogger.logLevel = appConfiguration.server.accessLog ? level : .critical
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
 
-        let appConfiguration: DCServeConfiguration
-        let app: DCServeApplication
         do {
-            appConfiguration = try await makeApplicationConfiguration()
-            app = try DCServeApplication(configuration: appConfiguration, logger: logger)
+            let server = try DCServeServer(configuration: appConfiguration, hosts: host, registry: registry,
+                                           logger: logger, accessLogger: accessLogger)
+            _ = try await server.run()
         } catch let error as ConfigurationError {
+            throw CLIError(describe(error))
+        } catch let error as DCServeServer.StartError {
             throw CLIError(error.description)
         }
-        var accessLogger = Logger(label: "dcserve.access")
-        accessLogger.logLevel = appConfiguration.server.accessLog ? level : .critical
-        let accessLog = AccessLog(logger: accessLogger, excludedPaths: app.accessLogExclusions)
-
-        let server = try Self.start(makeConfiguration(appConfiguration), handler: app.handler, accessLog: accessLog,
-                                    name: "listening", logger: logger, metadata: [
-                                        "root": "\(app.staticFiles.resolvedRoot)", "store": "\(appConfiguration.store.path)",
-                                        "rules": "\(appConfiguration.rules.map(\.name).joined(separator: ","))"])
-        var servers = [server]
-        if appConfiguration.admin.enabled {
-            var adminConfiguration = ServerConfiguration()
-            adminConfiguration.listenAddresses = [(host: appConfiguration.admin.host, port: UInt16(appConfiguration.admin.port))]
-            adminConfiguration.maxConnections = 64
-            let admin = AdminHandler(registry: registry, metricsPath: appConfiguration.admin.metricsPath) {
-                app.refreshGauges(openConnections: server.connectionCount)
-                if let tls = server.tlsHandshakes {
-                    app.metrics.tlsHandshakes(completed: tls.completed, resumed: tls.resumed, failed: tls.failed)
-                }
-            }.wrapped(in: [app.healthMiddleware])
-            servers.append(try Self.start(adminConfiguration, handler: admin, accessLog: accessLog,
-                                          name: "admin listening", logger: logger, metadata: [:]))
-        }
-        if appConfiguration.tls.certificate != nil { CertificateReloadSignal.install(server: server, logger: logger) }
-        app.readiness.setListenersOpen(true)
-        let running = servers
-
-        let forced = await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
-            ShutdownSignals.install(logger: logger) {
-                app.readiness.setListenersOpen(false)
-                let remaining = Countdown(running.count) { forced in done.resume(returning: forced) }
-                for s in running {
-                    s.shutdown(deadline: .seconds(appConfiguration.server.shutdownDeadlineSeconds)) { remaining.arrive(forced: $0) }
-                }
-            }
-        }
-        app.stop()
         BufferedLogWriter.standardError.flush()
-        var stopped: Logger.Metadata = ["forced": "\(forced)"]
-        if let tls = server.tlsHandshakes {
-            stopped["tlsHandshakes"] = "\(tls.completed)"
-            stopped["tlsResumed"] = "\(tls.resumed)"
-            stopped["tlsFailed"] = "\(tls.failed)"
-        }
-        logger.info("stopped", metadata: stopped)
     }
-}
-
-extension ServeCommand {
-    /// Starts one HTTP server and logs `<name> on http://HOST:PORT` for every bound address; a bind
-    /// failure becomes a clear CLI error.
-    static func start(_ configuration: ServerConfiguration, handler: any HTTPHandler, accessLog: AccessLog,
-                      name: String, logger: Logger, metadata: Logger.Metadata) throws -> HTTPServer {
-        let server = HTTPServer(configuration: configuration, handler: handler, accessLog: accessLog)
-        do {
-            try server.start()
-        } catch let error as TLSContextError {
-            throw CLIError("cannot start the HTTPS listener: \(error)")
-        } catch let error as SocketError {
-            let addresses = configuration.listenAddresses.map { "\($0.host):\($0.port)" }.joined(separator: ", ")
-            throw CLIError(error.isAddressInUse ? "cannot listen on \(addresses): port already in use"
-                                                : "cannot listen on \(addresses): \(error)")
-        }
-        for address in server.boundEndpoints {
-            let host = address.host.contains(":") ? "[\(address.host)]" : address.host
-            logger.info("\(name) on \(address.scheme)://\(host):\(address.port)", metadata: metadata)
-        }
-        return server
-    }
-}
-
-/// Calls `done` once `count` arrivals happened; `forced` is true if any arrival was forced.
-/// Arrivals come from server shutdown callbacks on arbitrary queues, hence the lock.
-final class Countdown: Sendable {
-    private let state: Mutex<(left: Int, forced: Bool)>
-    private let done: @Sendable (Bool) -> Void
-
-    init(_ count: Int, done: @escaping @Sendable (Bool) -> Void) {
-        state = Mutex((count, false))
-        self.done = done
-    }
-
-    func arrive(forced: Bool) {
-        let result: Bool? = state.withLock { s in
-            s.left -= 1
-            s.forced = s.forced || forced
-            return s.left == 0 ? s.forced : nil
-        }
-        if let result { done(result) }
-    }
-}
-
-/// SIGTERM/SIGINT through DispatchSource signal sources: the first one starts the graceful shutdown.
-enum ShutdownSignals {
-    nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
-
-    static func install(logger: Logger, onSignal: @escaping @Sendable () -> Void) {
-        let queue = DispatchQueue(label: "dcserve.signals")
-        let fired = OnceGate()
-        for sig in [SIGTERM, SIGINT] {
-            signal(sig, SIG_IGN)  // let the dispatch source see it instead of the default action
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
-            source.setEventHandler {
-                guard fired.pass() else { return }
-                logger.info("shutting down", metadata: ["signal": "\(sig == SIGTERM ? "SIGTERM" : "SIGINT")"])
-                onSignal()
-            }
-            source.resume()
-            sources.append(source)
-        }
-    }
-}
-
-/// Lets exactly one caller through. Only touched on the signal queue, so the plain Bool is safe.
-final class OnceGate: @unchecked Sendable {
-    private var passed = false
-    func pass() -> Bool { if passed { return false }; passed = true; return true }
 }

@@ -134,6 +134,23 @@ struct ServerSocketTests {
         #expect(refused.hasPrefix("HTTP/1.1 403 Forbidden\r\n"))
     }
 
+    @Test func requestsCarryTheEventLoopTheyArrivedOn() async throws {
+        // Each loop's queue is tagged with its index; the handler reads the tag of the queue it runs on.
+        let key = DispatchSpecificKey<Int>()
+        let (server, port) = try startServer(ClosureHandler { request, respond in
+            guard let loop = request.eventLoop else { respond(.text(.internalServerError, "no loop")); return }
+            respond(.text(.ok, "loop \(loop.index) running on \(DispatchQueue.getSpecific(key: key) ?? -1)"))
+        })
+        for loop in server.context.loops.loops { loop.queue.setSpecific(key: key, value: loop.index) }
+        let text = try await exchange(port: port, "GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        await stop(server)
+        #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        let body = text.components(separatedBy: "\r\n\r\n").last ?? ""
+        let words = body.split(whereSeparator: { $0 == " " || $0 == "\n" })
+        #expect(words.count == 5 && words[1] == words[4])
+        #expect(HTTPServerRequest(head: HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/")).eventLoop == nil)
+    }
+
     @Test func portInUseIsReported() throws {
         let (server, port) = try startServer(StreamingHandler())
         var config = ServerConfiguration()

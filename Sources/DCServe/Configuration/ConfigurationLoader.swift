@@ -9,7 +9,8 @@ import SystemPackage
 /// Precedence: environment (`DCSERVE_` + the key in upper snake case, e.g. `DCSERVE_SERVER_PORT=9000`,
 /// arrays comma-separated) over the file over built-in defaults. swift-configuration has no arrays
 /// of objects, so rules are named: `dictionaries.rules` lists the names and `dictionaries.<name>.*`
-/// holds each rule (likewise `outOfBand.names` / `outOfBand.<name>.*`).
+/// holds each rule (likewise `outOfBand.names` / `outOfBand.<name>.*`, `upstreams.names` /
+/// `upstreams.<name>.*`, `routes.names` / `routes.<name>.*`).
 ///
 /// Relative paths are relative to the working directory. Every key the file contains must be known (a typo is an error naming the key); every value must
 /// have the right type and range. Errors are `ConfigurationError`s.
@@ -44,8 +45,15 @@ public enum ConfigurationLoader {
         c.server.host = try r.string("server.host") ?? c.server.host
         c.server.port = try r.int("server.port") ?? c.server.port
         c.server.maxConnections = try r.int("server.maxConnections") ?? c.server.maxConnections
-        c.server.idleTimeoutSeconds = try r.int("server.idleTimeoutSeconds") ?? c.server.idleTimeoutSeconds
-        c.server.shutdownDeadlineSeconds = try r.int("server.shutdownDeadlineSeconds") ?? c.server.shutdownDeadlineSeconds
+        c.server.idleTimeoutSeconds = try r.double("server.idleTimeoutSeconds") ?? c.server.idleTimeoutSeconds
+        c.server.shutdownDeadlineSeconds = try r.double("server.shutdownDeadlineSeconds") ?? c.server.shutdownDeadlineSeconds
+        c.server.headerTimeoutSeconds = try r.double("server.headerTimeoutSeconds") ?? c.server.headerTimeoutSeconds
+        c.server.bodyTimeoutSeconds = try r.double("server.bodyTimeoutSeconds") ?? c.server.bodyTimeoutSeconds
+        c.server.writeTimeoutSeconds = try r.double("server.writeTimeoutSeconds") ?? c.server.writeTimeoutSeconds
+        c.server.maxRequestsPerConnection = try r.int("server.maxRequestsPerConnection") ?? c.server.maxRequestsPerConnection
+        c.server.maxBodyBytes = try r.int("server.maxBodyBytes") ?? c.server.maxBodyBytes
+        c.server.eventLoops = try r.int("server.eventLoops") ?? c.server.eventLoops
+        c.server.logLevel = try r.string("server.logLevel") ?? c.server.logLevel
         c.server.accessLog = try r.bool("server.accessLog") ?? c.server.accessLog
         try readTLS(r, into: &c)
         c.site.root = try r.string("site.root") ?? c.site.root
@@ -97,6 +105,7 @@ public enum ConfigurationLoader {
             c.rules.append(rule)
         }
 
+        try readUpstreamsAndRoutes(r, into: &c)
         for name in try r.stringArray("outOfBand.names") ?? [] {
             let k = "outOfBand.\(name)"
             func required(_ field: String, _ what: String) throws -> String {
@@ -127,7 +136,7 @@ extension ConfigurationLoader {
         c.tls.port = try r.int("tls.port") ?? c.tls.port
         c.tls.certificate = try r.string("tls.certificate") ?? c.tls.certificate
         c.tls.key = try r.string("tls.key") ?? c.tls.key
-        c.tls.handshakeTimeoutSeconds = try r.int("tls.handshakeTimeoutSeconds") ?? c.tls.handshakeTimeoutSeconds
+        c.tls.handshakeTimeoutSeconds = try r.double("tls.handshakeTimeoutSeconds") ?? c.tls.handshakeTimeoutSeconds
         for name in try r.stringArray("tls.sni.names") ?? [] {
             let k = "tls.sni.\(name)"
             func required(_ field: String, _ what: String) throws -> String {
@@ -157,6 +166,7 @@ struct ConfigValues {
 
     func string(_ key: String) throws -> String? { try get(key, "a string") { try reader.requiredString(forKey: $0) } }
     func int(_ key: String) throws -> Int? { try get(key, "an integer") { try reader.requiredInt(forKey: $0) } }
+    func double(_ key: String) throws -> Double? { try get(key, "a number") { try reader.requiredDouble(forKey: $0) } }
     func bool(_ key: String) throws -> Bool? { try get(key, "true or false") { try reader.requiredBool(forKey: $0) } }
     func stringArray(_ key: String) throws -> [String]? {
         try get(key, "an array of strings") { try reader.requiredStringArray(forKey: $0) }

@@ -2,7 +2,8 @@
 enum ConfigurationSchema {
     static let sections: [String: Set<String>] = [
         "server": ["host", "port", "maxConnections", "idleTimeoutSeconds", "shutdownDeadlineSeconds", "accessLog",
-                   "redirectToHTTPS", "trustedProxies"],
+                   "redirectToHTTPS", "trustedProxies", "headerTimeoutSeconds", "bodyTimeoutSeconds", "writeTimeoutSeconds",
+                   "maxRequestsPerConnection", "maxBodyBytes", "eventLoops", "logLevel"],
         "tls": ["host", "port", "certificate", "key", "sni", "handshakeTimeoutSeconds"],
         "site": ["root"],
         "store": ["path", "maxBytes", "maxEntriesPerRule", "retainAfterExpirySeconds"],
@@ -12,6 +13,12 @@ enum ConfigurationSchema {
     ]
     static let ruleKeys: Set<String> = ["match", "resources", "matchDest", "id", "maxAge", "compress", "allowPrivate"]
     static let outOfBandKeys: Set<String> = ["file", "path", "match", "matchDest", "id", "maxAge", "advertiseOn", "allowOrigin"]
+    static let upstreamKeys: Set<String> = [
+        "servers", "connectTimeoutSeconds", "sendTimeoutSeconds", "readTimeoutSeconds", "maxIdleConnections",
+        "idleTimeoutSeconds", "maxRequestsPerConnection", "failureBackoffSeconds", "host", "forwardedFor", "forwardedProto",
+        "forwarded", "via", "upstreamHandlesDictionaries", "maxBufferedBodyBytes", "maxDecodedBodyBytes", "tlsCAFile",
+    ]
+    static let routeKeys: Set<String> = ["prefix", "upstream"]
     static let levelKeys: Set<String> = ["fast", "best"]
     static let sniKeys: Set<String> = ["serverName", "certificate", "key"]
 
@@ -26,9 +33,13 @@ enum ConfigurationSchema {
                 try checkNamed(value, section: section, listKey: "rules", allowed: ruleKeys)
             case "outOfBand":
                 try checkNamed(value, section: section, listKey: "names", allowed: outOfBandKeys)
+            case "upstreams":
+                try checkNamed(value, section: section, listKey: "names", allowed: upstreamKeys)
+            case "routes":
+                try checkNamed(value, section: section, listKey: "names", allowed: routeKeys)
             default:
                 guard let allowed = sections[section] else {
-                    throw ConfigurationError(key: section, "unknown section (known: \((sections.keys.sorted() + ["dictionaries", "outOfBand"]).joined(separator: ", ")))")
+                    throw ConfigurationError(key: section, "unknown section (known: \((sections.keys.sorted() + ["dictionaries", "outOfBand", "upstreams", "routes"]).joined(separator: ", ")))")
                 }
                 let object = try objectValue(value, key: section)
                 for key in object.keys.sorted() where !allowed.contains(key) {

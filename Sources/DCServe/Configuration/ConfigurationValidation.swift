@@ -2,6 +2,7 @@ import DictionaryCodec
 import DictionaryTransport
 import Foundation
 import HTTPServer
+import Logging
 
 extension DCServeConfiguration {
     /// Fetch destinations (WHATWG Fetch) a `match-dest` may name; `""` is fetch()/XHR.
@@ -24,19 +25,18 @@ extension DCServeConfiguration {
         }
         try check((0...65_535).contains(server.port), "server.port", "must be 0…65535 (0 picks a free port)")
         try check(!server.host.isEmpty, "server.host", "must not be empty")
-        try check(server.maxConnections > 0, "server.maxConnections", "must be positive")
-        try check(server.idleTimeoutSeconds > 0, "server.idleTimeoutSeconds", "must be positive")
-        try check(server.shutdownDeadlineSeconds >= 0, "server.shutdownDeadlineSeconds", "must not be negative")
+        try validateServerLimits()
         try validateTLS()
         try check(!site.root.isEmpty, "site.root", "must name the document root")
         try check(!store.path.isEmpty, "store.path", "must name the dictionary store directory")
-        try check(store.maxBytes > 0, "store.maxBytes", "must be positive")
-        try check(store.maxEntriesPerRule > 0, "store.maxEntriesPerRule", "must be positive")
-        try check(store.retainAfterExpirySeconds >= 0, "store.retainAfterExpirySeconds", "must not be negative")
+        try SettingRange.check(store.maxBytes, in: 1...SettingRange.maxBytes, key: "store.maxBytes", "bytes")
+        try SettingRange.check(store.maxEntriesPerRule, in: 1...1_000_000, key: "store.maxEntriesPerRule", "dictionaries")
+        try SettingRange.check(store.retainAfterExpirySeconds, in: 0...SettingRange.maxAgeSeconds,
+                               key: "store.retainAfterExpirySeconds", "seconds")
         try check(!compression.preference.isEmpty, "compression.preference", "must list at least one coding")
         try check(Set(compression.preference).count == compression.preference.count, "compression.preference", "lists a coding twice")
-        try check(compression.minimumBytes >= 0, "compression.minimumBytes", "must not be negative")
-        try check(compression.variantCacheBytes >= 0, "compression.variantCacheBytes", "must not be negative")
+        try SettingRange.check(compression.minimumBytes, in: 0...SettingRange.maxBytes, key: "compression.minimumBytes", "bytes")
+        try SettingRange.check(compression.variantCacheBytes, in: 0...SettingRange.maxBytes, key: "compression.variantCacheBytes", "bytes")
         for (coding, range) in Self.levelRanges {
             for (kind, levels) in [("fast", compression.fastLevels), ("best", compression.bestLevels)] {
                 if let level = levels[coding] {
@@ -56,6 +56,7 @@ extension DCServeConfiguration {
             let k = "dictionaries.\(rule.name)"
             try check(names.insert(rule.name).inserted, k, "rule name used twice")
             try check(rule.maxAgeSeconds > 0, "\(k).maxAge", "must be positive: browsers ignore dictionaries that are not fresh")
+            try SettingRange.check(rule.maxAgeSeconds, in: 1...SettingRange.maxAgeSeconds, key: "\(k).maxAge", "seconds")
             for dest in rule.matchDest {
                 try check(Self.fetchDestinations.contains(dest), "\(k).matchDest", "\"\(dest)\" is not a Fetch destination")
             }
@@ -66,7 +67,7 @@ extension DCServeConfiguration {
         }
         for entry in outOfBand {
             let k = "outOfBand.\(entry.name)"
-            try check(entry.maxAgeSeconds > 0, "\(k).maxAge", "must be positive")
+            try SettingRange.check(entry.maxAgeSeconds, in: 1...SettingRange.maxAgeSeconds, key: "\(k).maxAge", "seconds")
             try check(entry.path.hasPrefix("/"), "\(k).path", "must be an absolute path starting with /")
             for dest in entry.matchDest {
                 try check(Self.fetchDestinations.contains(dest), "\(k).matchDest", "\"\(dest)\" is not a Fetch destination")
@@ -75,6 +76,25 @@ extension DCServeConfiguration {
             try checkPattern(entry.match, key: "\(k).match")
             try checkPattern(entry.advertiseOn, key: "\(k).advertiseOn")
             try check(FileManager.default.isReadableFile(atPath: entry.file), "\(k).file", "\(entry.file) is not a readable file")
+        }
+        try validateUpstreamsAndRoutes()
+    }
+
+    /// `server.*` durations, sizes, counts and the log level.
+    private func validateServerLimits() throws {
+        try SettingRange.check(server.maxConnections, in: 1...1_000_000, key: "server.maxConnections", "connections")
+        try SettingRange.check(server.maxRequestsPerConnection, in: 1...1_000_000_000, key: "server.maxRequestsPerConnection", "requests")
+        try SettingRange.check(server.maxBodyBytes, in: 0...SettingRange.maxBytes, key: "server.maxBodyBytes", "bytes")
+        if let loops = server.eventLoops {
+            try SettingRange.check(loops, in: 1...256, key: "server.eventLoops", "event loops")
+        }
+        try SettingRange.checkSeconds(server.idleTimeoutSeconds, key: "server.idleTimeoutSeconds")
+        try SettingRange.checkSeconds(server.headerTimeoutSeconds, key: "server.headerTimeoutSeconds")
+        try SettingRange.checkSeconds(server.bodyTimeoutSeconds, key: "server.bodyTimeoutSeconds")
+        try SettingRange.checkSeconds(server.writeTimeoutSeconds, key: "server.writeTimeoutSeconds")
+        try SettingRange.checkSeconds(server.shutdownDeadlineSeconds, key: "server.shutdownDeadlineSeconds", zeroAllowed: true)
+        if Logger.Level(rawValue: server.logLevel) == nil {
+            throw ConfigurationError(key: "server.logLevel", "\"\(server.logLevel)\" is not one of trace, debug, info, notice, warning, error, critical")
         }
     }
 
@@ -89,11 +109,11 @@ extension DCServeConfiguration {
         try check(!server.redirectToHTTPS || tls.isEnabled, "server.redirectToHTTPS", "needs the HTTPS listener (tls.certificate and tls.key)")
         try check((tls.certificate == nil) == (tls.key == nil), tls.certificate == nil ? "tls.certificate" : "tls.key",
                   "tls.certificate and tls.key go together")
+        try SettingRange.checkSeconds(tls.handshakeTimeoutSeconds, key: "tls.handshakeTimeoutSeconds")
         guard tls.isEnabled else { return }
         try check((0...65_535).contains(tls.port), "tls.port", "must be 0…65535 (0 picks a free port)")
         try check(tls.port == 0 || tls.port != server.port, "tls.port", "must differ from server.port")
         try check(tls.host.map { !$0.isEmpty } ?? true, "tls.host", "must not be empty")
-        try check(tls.handshakeTimeoutSeconds > 0, "tls.handshakeTimeoutSeconds", "must be positive")
         for (key, file) in [("tls.certificate", tls.certificate), ("tls.key", tls.key)] {
             try check(FileManager.default.isReadableFile(atPath: file ?? ""), key, "\(file ?? "") is not a readable file")
         }

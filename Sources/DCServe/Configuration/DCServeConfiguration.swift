@@ -17,6 +17,10 @@ public struct DCServeConfiguration: Sendable, Equatable {
     public var outOfBand: [OutOfBandDictionary] = []
     /// HTTPS listener (off unless a certificate is given) and proxy/redirect settings.
     public var tls = TLS()
+    /// Upstream APIs that routes may send requests to.
+    public var upstreams: [Upstream] = []
+    /// Path prefixes → upstream or static site (longest prefix wins). Empty: everything → the site.
+    public var routes: [Route] = []
 
     public init() {}
 
@@ -24,8 +28,24 @@ public struct DCServeConfiguration: Sendable, Equatable {
         public var host = "127.0.0.1"
         public var port = 8080
         public var maxConnections = 10_000
-        public var idleTimeoutSeconds = 60
-        public var shutdownDeadlineSeconds = 10
+        /// A keep-alive connection with no request in progress is closed after this long.
+        public var idleTimeoutSeconds: Double = 60
+        /// SIGTERM/SIGINT: in-flight requests get this long before connections are closed.
+        public var shutdownDeadlineSeconds: Double = 10
+        /// The whole request head must arrive within this long of its first byte (slowloris defence).
+        public var headerTimeoutSeconds: Double = 10
+        /// The request body must arrive within this long after the head.
+        public var bodyTimeoutSeconds: Double = 30
+        /// A response must make write progress at least this often.
+        public var writeTimeoutSeconds: Double = 30
+        /// Most requests per keep-alive connection.
+        public var maxRequestsPerConnection = 10_000
+        /// Largest request body in bytes (larger → 413).
+        public var maxBodyBytes = 1 << 20
+        /// Event loops serving connections; nil = one per core.
+        public var eventLoops: Int?
+        /// trace, debug, info, notice, warning, error or critical.
+        public var logLevel = "info"
         public var accessLog = true
         // TLS-related server settings:
         /// Redirect plain-HTTP requests to the HTTPS listener (301 GET/HEAD, 308 otherwise).
@@ -45,7 +65,7 @@ public struct DCServeConfiguration: Sendable, Equatable {
         public var key: String?
         /// Extra certificates chosen by the ClientHello's server name.
         public var sni: [SNICertificate] = []
-        public var handshakeTimeoutSeconds = 10
+        public var handshakeTimeoutSeconds: Double = 10
         public var isEnabled: Bool { certificate != nil }
         public init() {}
     }

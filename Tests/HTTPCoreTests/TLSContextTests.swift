@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import HTTPServer
+@testable import HTTPCore
 
 /// TLSContext against real PEM files made with the openssl CLI in a temporary directory.
 @Suite struct TLSContextTests {
@@ -57,19 +57,5 @@ import Testing
         var configuration = TLSConfiguration(certificateChainFile: path("a.pem"), privateKeyFile: path("a.key"))
         configuration.sni["b.test"] = .init(chainFile: path("b.pem"), keyFile: path("missing.key"))
         #expect(throws: TLSContextError.self) { try TLSContext(configuration: configuration) }
-    }
-
-    @Test func reloaderKeepsTheOldContextWhenFilesBreak() throws {
-        let chain = path("live.pem"), key = path("live.key")
-        try FileManager.default.copyItem(atPath: path("a.pem"), toPath: chain)
-        try FileManager.default.copyItem(atPath: path("a.key"), toPath: key)
-        let reloader = try CertificateReloader(configuration: TLSConfiguration(certificateChainFile: chain, privateKeyFile: key))
-        let first = reloader.current
-        try reloader.reload()
-        let second = reloader.current
-        #expect(first !== second)
-        try Data("not a key".utf8).write(to: URL(fileURLWithPath: key))
-        #expect(throws: TLSContextError.self) { try reloader.reload() }
-        #expect(reloader.current === second)
     }
 }

@@ -5,7 +5,7 @@ import Darwin
 #endif
 
 /// Outcome of a non-blocking transport operation.
-enum TransportResult: Equatable {
+public enum TransportResult: Equatable, Sendable {
     /// This many bytes were transferred (> 0).
     case bytes(Int)
     /// Nothing can be done now; wait for the descriptor to become readable/writable.
@@ -17,12 +17,12 @@ enum TransportResult: Equatable {
 }
 
 /// The byte stream under one HTTP connection: plain TCP (`PlainTCPTransport`) or TLS
-/// (`TLSTransport`, OpenSSL over the same non-blocking descriptor).
+/// (`TLSServerTransport` / `TLSClientTransport`, OpenSSL over the same non-blocking descriptor).
 ///
 /// Contract: all calls are made from the owning connection's serial queue only, so implementations
 /// need no locking. A TLS implementation may need to read when asked to write and vice versa; it
 /// reports `.wouldBlock` and the connection waits on both directions' readiness as it already does.
-protocol ByteTransport: AnyObject {
+public protocol ByteTransport: AnyObject {
     var descriptor: Int32 { get }
     func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportResult
     /// `more`: further bytes (a file body) follow at once; the transport may hold back a partial
@@ -35,6 +35,10 @@ protocol ByteTransport: AnyObject {
     /// Closes the descriptor. Called once, after the connection left its event loop.
     func close()
 
+    /// Half-close: no more bytes will be written (plain TCP: `shutdown(SHUT_WR)`, TLS: close_notify
+    /// then `shutdown(SHUT_WR)`), while reading goes on. Best effort, never blocks.
+    func shutdownOutput()
+
     // TLS only (defaults below are plain TCP's):
     /// True when requests on this transport arrived encrypted (their scheme is https).
     var isSecure: Bool { get }
@@ -45,6 +49,9 @@ protocol ByteTransport: AnyObject {
     /// Set when the last `read` returned `.wouldBlock` because the transport must write first (TLS
     /// handshake): wait for writability, then read again.
     var readNeedsWritable: Bool { get }
+    /// Set when the last `write` returned `.wouldBlock` because the transport must read first (TLS
+    /// client handshake): wait for readability, then write again.
+    var writeNeedsReadable: Bool { get }
     /// True when, after a `read` that returned `count` of `requested` bytes, no input can be waiting
     /// (the descriptor is drained and the transport holds nothing back), so the connection can wait
     /// for the next readiness edge instead of reading until `.wouldBlock`. False when unsure.
@@ -52,62 +59,12 @@ protocol ByteTransport: AnyObject {
 }
 
 extension ByteTransport {
-    var isSecure: Bool { false }
-    var isEstablished: Bool { true }
-    var handshakeTimeout: Duration { .zero }
-    var readNeedsWritable: Bool { false }
-    func inputDrained(afterReading count: Int, of requested: Int) -> Bool { false }
+    public var isSecure: Bool { false }
+    public var isEstablished: Bool { true }
+    public var handshakeTimeout: Duration { .zero }
+    public var readNeedsWritable: Bool { false }
+    public var writeNeedsReadable: Bool { false }
+    public func inputDrained(afterReading count: Int, of requested: Int) -> Bool { false }
 }
 
-/// Plain TCP over a non-blocking socket descriptor.
-final class PlainTCPTransport: ByteTransport {
-    let descriptor: Int32
 
-    init(descriptor: Int32) { self.descriptor = descriptor }
-
-    /// A short read of a stream socket means it was drained at that moment.
-    func inputDrained(afterReading count: Int, of requested: Int) -> Bool { count < requested }
-
-    func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportResult {
-        while true {
-            let n = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
-            if n > 0 { return .bytes(n) }
-            if n == 0 { return .endOfStream }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: return .wouldBlock
-            default: return .failed(errno)
-            }
-        }
-    }
-
-    func write(_ bytes: UnsafeRawBufferPointer, more: Bool) -> TransportResult {
-        let flags = Int32(MSG_NOSIGNAL) | (more ? Int32(MSG_MORE) : 0)
-        while true {
-            let n = send(descriptor, bytes.baseAddress, bytes.count, flags)
-            if n >= 0 { return n == 0 ? .wouldBlock : .bytes(n) }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: return .wouldBlock
-            default: return .failed(errno)
-            }
-        }
-    }
-
-    func sendFile(_ file: Int32, offset: Int64, count: Int) -> TransportResult? {
-        var off = off_t(offset)
-        while true {
-            let n = sendfile(descriptor, file, &off, count)
-            if n > 0 { return .bytes(n) }
-            if n == 0 { return .failed(EIO) }  // file shorter than announced
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: return .wouldBlock
-            case EINVAL, ENOSYS: return nil
-            default: return .failed(errno)
-            }
-        }
-    }
-
-    func close() { _ = Glibc.close(descriptor) }
-}

@@ -9,12 +9,12 @@ import Synchronization
 /// reads had returned before the check began, so anything that changed before such a request was
 /// sent is visible to the check. The counter's atomic order is what makes "at most" mean "before".
 /// Thread-safe (one atomic).
-enum InputSequence {
-    private static let counter = Atomic<UInt64>(0)
+public enum InputSequence {
+    @usableFromInline static let counter = Atomic<UInt64>(0)
 
     /// The number for a read that has just returned. Never 0.
-    static func next() -> UInt64 { counter.add(1, ordering: .acquiringAndReleasing).newValue }
+    @inlinable public static func next() -> UInt64 { counter.add(1, ordering: .acquiringAndReleasing).newValue }
 
     /// The number of the latest completed read.
-    static func current() -> UInt64 { counter.load(ordering: .acquiring) }
+    @inlinable public static func current() -> UInt64 { counter.load(ordering: .acquiring) }
 }

@@ -29,7 +29,7 @@ public enum HTTPDate {
               String(decoding: b[26..<29], as: UTF8.self) == "GMT" else { return nil }
         func num(_ r: Range<Int>) -> Int? {
             var v = 0
-            for i in r { guard isDigit(b[i]) else { return nil }; v = v * 10 + Int(b[i] - 0x30) }
+            for i in r { guard b[i] >= 0x30 && b[i] <= 0x39 else { return nil }; v = v * 10 + Int(b[i] - 0x30) }
             return v
         }
         guard let day = num(5..<7), let year = num(12..<16), let hour = num(17..<19), let minute = num(20..<22),
@@ -45,26 +45,5 @@ public enum HTTPDate {
         let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
         let daysSinceEpoch = era * 146097 + doe - 719468
         return daysSinceEpoch * 86400 + hour * 3600 + minute * 60 + second
-    }
-}
-
-/// The `Date: ...\r\n` header line, formatted at most once per second and shared by all connections.
-///
-/// Thread-safety: the cached (second, bytes) pair lives in a `Mutex`; readers copy the array
-/// (reference-counted, no byte copy).
-final class DateHeaderCache: Sendable {
-    static let shared = DateHeaderCache()
-    private let cache = Mutex<(second: Int, line: [UInt8])>((-1, []))
-
-    func headerLine() -> [UInt8] {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME_COARSE, &ts)
-        let now = Int(ts.tv_sec)
-        return cache.withLock { c in
-            if c.second != now {
-                c = (now, Array("Date: \(HTTPDate.format(now))\r\n".utf8))
-            }
-            return c.line
-        }
     }
 }

@@ -3,7 +3,7 @@ import COpenSSL
 /// Why a `TLSContext` could not be built (unreadable or mismatched certificate/key, ...).
 public struct TLSContextError: Error, CustomStringConvertible, Sendable {
     public let description: String
-    init(_ what: String) {
+    public init(_ what: String) {
         description = what + TLSContext.drainErrors()
     }
 }
@@ -12,7 +12,7 @@ public struct TLSContextError: Error, CustomStringConvertible, Sendable {
 /// by OpenSSL's version negotiation), AEAD-only ECDHE cipher suites for 1.2, ALPN `http/1.1`,
 /// session cache and tickets, and one sub-context per SNI name.
 ///
-/// Lifetime: immutable once built. Every `TLSTransport` keeps a strong reference to the context it
+/// Lifetime: immutable once built. Every `TLSServerTransport` keeps a strong reference to the context it
 /// was created from (the SNI callback reaches `self` through an unretained pointer), and OpenSSL
 /// reference-counts the `SSL_CTX`s, so replacing a context (reload) never disturbs connections that
 /// still use the old one. Thread-safety: OpenSSL contexts may be shared by any number of threads
@@ -71,7 +71,7 @@ public final class TLSContext: @unchecked Sendable {
             // Partial writes let the connection keep its own output buffer; release idle buffers.
             _ = dcserve_SSL_CTX_set_mode(ctx, Int(SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS))
             // Read as much as the socket has into OpenSSL's buffer: one read(2) per request instead of
-            // one for each record's header and one for its body. TLSTransport reads until it would
+            // one for each record's header and one for its body. TLSServerTransport reads until it would
             // block, so nothing is left in that buffer unnoticed.
             _ = dcserve_SSL_CTX_set_read_ahead(ctx, 1)
             guard SSL_CTX_use_certificate_chain_file(ctx, certificate.chainFile) == 1 else {
@@ -98,7 +98,7 @@ public final class TLSContext: @unchecked Sendable {
 
     /// Empties OpenSSL's thread-local error queue; returns its messages as "(msg; msg)" or "".
     @discardableResult
-    static func drainErrors() -> String {
+    public static func drainErrors() -> String {
         var messages: [String] = []
         while case let code = ERR_get_error(), code != 0 {
             var buffer = [CChar](repeating: 0, count: 256)

@@ -5,17 +5,21 @@ import Darwin
 #endif
 
 /// A failed socket system call, with the call's name and errno.
-public struct SocketError: Error, CustomStringConvertible, Equatable {
+public struct SocketError: Error, CustomStringConvertible, Equatable, Sendable {
     public let call: String
     public let errno: Int32
+    public init(call: String, errno: Int32) {
+        self.call = call
+        self.errno = errno
+    }
     public var description: String { "\(call): \(String(cString: strerror(errno)))" }
     public var isAddressInUse: Bool { errno == EADDRINUSE }
 }
 
 /// Thin wrappers over BSD socket calls on a raw descriptor. No ownership: callers close.
-enum Socket {
+public enum Socket {
     /// Creates a non-blocking listening TCP socket bound to `host:port` (IPv4 or IPv6 literal).
-    static func makeListener(host: String, port: UInt16, backlog: Int32) throws -> Int32 {
+    public static func makeListener(host: String, port: UInt16, backlog: Int32) throws -> Int32 {
         var storage = sockaddr_storage()
         let length: socklen_t
         let family: Int32
@@ -56,7 +60,7 @@ enum Socket {
     }
 
     /// Accepts one connection as a non-blocking descriptor; nil when none is pending (EAGAIN).
-    static func accept(_ listener: Int32) throws -> (fd: Int32, address: String)? {
+    public static func accept(_ listener: Int32) throws -> (fd: Int32, address: String)? {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         while true {
@@ -82,7 +86,7 @@ enum Socket {
     }
 
     /// The address a socket is bound to, as (host, port).
-    static func localAddress(_ fd: Int32) -> (host: String, port: UInt16) {
+    public static func localAddress(_ fd: Int32) -> (host: String, port: UInt16) {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         _ = withUnsafeMutablePointer(to: &storage) {
@@ -91,12 +95,12 @@ enum Socket {
         return hostAndPort(&storage)
     }
 
-    static func describe(_ storage: inout sockaddr_storage) -> String {
+    public static func describe(_ storage: inout sockaddr_storage) -> String {
         let (host, port) = hostAndPort(&storage)
         return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
-    static func hostAndPort(_ storage: inout sockaddr_storage) -> (host: String, port: UInt16) {
+    public static func hostAndPort(_ storage: inout sockaddr_storage) -> (host: String, port: UInt16) {
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
         if Int32(storage.ss_family) == AF_INET6 {
             return withUnsafePointer(to: &storage) {
@@ -116,9 +120,61 @@ enum Socket {
         }
     }
 
+    /// Starts a non-blocking TCP connection to `host:port`: an IPv4 or IPv6 literal, or a name
+    /// resolved with `getaddrinfo` (blocking: resolve names off the event loop, or pass literals).
+    /// Returns the descriptor (non-blocking, close-on-exec, TCP_NODELAY) and whether the connection
+    /// is already established; when it is not, wait for writability and call `connectResult`.
+    /// Throws `SocketError` (resolution failure: call "getaddrinfo(host)", errno EHOSTUNREACH) when no
+    /// address could even be tried. Tries the resolved addresses in order until one starts.
+    public static func connect(host: String, port: UInt16) throws -> (descriptor: Int32, connected: Bool) {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_NUMERICSERV | (isAddressLiteral(host) ? AI_NUMERICHOST : 0)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let literal = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        let rc = getaddrinfo(literal, String(port), &hints, &list)
+        guard rc == 0, let first = list else { throw SocketError(call: "getaddrinfo(\(host))", errno: EHOSTUNREACH) }
+        defer { freeaddrinfo(first) }
+        var lastError: Int32 = EHOSTUNREACH
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let a = entry {
+            entry = a.pointee.ai_next
+            let fd = socket(a.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard fd >= 0 else { lastError = errno; continue }
+            var one: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            while true {
+                if Glibc.connect(fd, a.pointee.ai_addr, a.pointee.ai_addrlen) == 0 { return (fd, true) }
+                if errno == EINTR { continue }
+                break
+            }
+            if errno == EINPROGRESS { return (fd, false) }
+            lastError = errno
+            Glibc.close(fd)
+        }
+        throw SocketError(call: "connect(\(host):\(port))", errno: lastError)
+    }
+
+    /// The outcome of a non-blocking `connect` once its descriptor became writable: 0 when
+    /// connected, else the errno (ECONNREFUSED, ETIMEDOUT, ...). `SO_ERROR`.
+    public static func connectResult(_ descriptor: Int32) -> Int32 {
+        var error: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &error, &length) == 0 else { return errno }
+        return error
+    }
+
+    /// True when `host` is an IPv4 or IPv6 address literal (IPv6 optionally in brackets).
+    public static func isAddressLiteral(_ host: String) -> Bool {
+        let h = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, h, &v4) == 1 || inet_pton(AF_INET6, h, &v6) == 1
+    }
+
     /// Raises the soft RLIMIT_NOFILE to the hard limit; returns the new soft limit.
     @discardableResult
-    static func raiseFileDescriptorLimit() -> UInt64 {
+    public static func raiseFileDescriptorLimit() -> UInt64 {
         var limit = rlimit()
         #if canImport(Glibc)
         let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)

@@ -16,20 +16,21 @@ import COpenSSL
 /// Ownership: owns the `SSL` object and the descriptor; `close()` frees both. Keeps the
 /// `TLSContext` it was created from alive. Thread-safety: like every `ByteTransport`, used only from
 /// its connection's serial queue.
-final class TLSTransport: ByteTransport {
-    let descriptor: Int32
+public final class TLSServerTransport: ByteTransport {
+    public let descriptor: Int32
     private let ssl: OpaquePointer
     private let context: TLSContext
     private let counters: TLSHandshakeCounters
     private var established = false
     private var fatal = false
-    private(set) var readNeedsWritable = false
+    private var shutdownSent = false
+    public private(set) var readNeedsWritable = false
     /// Set by OpenSSL's socket-BIO callback: 1 when its latest read left the socket drained. Owned
     /// here, freed in `close()` after the `SSL` object that writes to it.
     private let socketDrained: UnsafeMutablePointer<UInt8>
 
     /// Nil when OpenSSL cannot make a connection object (out of memory); the caller closes `descriptor`.
-    init?(descriptor: Int32, context: TLSContext, counters: TLSHandshakeCounters) {
+    public init?(descriptor: Int32, context: TLSContext, counters: TLSHandshakeCounters) {
         guard let ssl = SSL_new(context.defaultContext) else { return nil }
         guard SSL_set_fd(ssl, descriptor) == 1 else { SSL_free(ssl); return nil }
         SSL_set_accept_state(ssl)
@@ -42,17 +43,17 @@ final class TLSTransport: ByteTransport {
         self.counters = counters
     }
 
-    var isSecure: Bool { true }
+    public var isSecure: Bool { true }
 
     /// Drained when OpenSSL holds no input (no buffered record, no decrypted bytes) and its latest
     /// socket read came back short: then the next bytes raise a new readiness edge.
-    func inputDrained(afterReading count: Int, of requested: Int) -> Bool {
+    public func inputDrained(afterReading count: Int, of requested: Int) -> Bool {
         socketDrained.pointee == 1 && SSL_has_pending(ssl) == 0
     }
-    var isEstablished: Bool { established }
-    var handshakeTimeout: Duration { context.configuration.handshakeTimeout }
+    public var isEstablished: Bool { established }
+    public var handshakeTimeout: Duration { context.configuration.handshakeTimeout }
 
-    func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportResult {
+    public func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportResult {
         readNeedsWritable = false
         if !established {
             ERR_clear_error()
@@ -87,7 +88,7 @@ final class TLSTransport: ByteTransport {
 
     /// `more` is ignored: file bodies are staged through the connection's buffer under TLS, so the
     /// next bytes follow in the same or the next record anyway.
-    func write(_ bytes: UnsafeRawBufferPointer, more: Bool) -> TransportResult {
+    public func write(_ bytes: UnsafeRawBufferPointer, more: Bool) -> TransportResult {
         guard bytes.count > 0 else { return .wouldBlock }
         var n = 0
         ERR_clear_error()
@@ -106,12 +107,23 @@ final class TLSTransport: ByteTransport {
         }
     }
 
-    func sendFile(_ file: Int32, offset: Int64, count: Int) -> TransportResult? { nil }
+    public func sendFile(_ file: Int32, offset: Int64, count: Int) -> TransportResult? { nil }
+
+    /// Sends close_notify (best effort) and shuts the socket's sending side; reading goes on.
+    public func shutdownOutput() {
+        if established && !fatal {
+            ERR_clear_error()
+            _ = SSL_shutdown(ssl)
+            ERR_clear_error()
+            shutdownSent = true
+        }
+        _ = shutdown(descriptor, Int32(SHUT_WR))
+    }
 
     /// Sends close_notify when the session is healthy (best effort, never waits), then frees the
     /// `SSL` object and closes the descriptor.
-    func close() {
-        if established && !fatal {
+    public func close() {
+        if established && !fatal && !shutdownSent {
             ERR_clear_error()
             _ = SSL_shutdown(ssl)
         }

@@ -1,0 +1,30 @@
+/// How the reverse proxy rewrites request heads on their way to an upstream (RFC 9110 §7.6).
+/// Built from an upstream's configuration; a plain value, `Sendable`.
+public struct ProxyHeaderPolicy: Sendable, Equatable {
+    /// What the upstream sees in `Host`.
+    public enum HostField: Sendable, Equatable {
+        /// The client's `Host` (the request's authority), unchanged.
+        case keep
+        /// The upstream server's own `host:port`.
+        case upstream
+        /// This exact value.
+        case fixed(String)
+    }
+
+    public var host: HostField = .keep
+    /// Append the client's address to `X-Forwarded-For`.
+    public var forwardedFor = true
+    /// Set `X-Forwarded-Proto` to the scheme the client used.
+    public var forwardedProto = true
+    /// Append an RFC 7239 `Forwarded` element (`for`, `proto`, `host`).
+    public var forwarded = false
+    /// Append `Via` (request and response).
+    public var via = true
+    /// Forward `Available-Dictionary` / `Dictionary-ID` and the client's dictionary codings (the
+    /// upstream negotiates dictionaries itself). Off: dcserve answers them and the upstream never sees them.
+    public var upstreamHandlesDictionaries = false
+    /// The `received-by` pseudonym in `Via`.
+    public var pseudonym = "dcserve"
+
+    public init() {}
+}

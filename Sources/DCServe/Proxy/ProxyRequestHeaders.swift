@@ -1,0 +1,109 @@
+import DictionaryCodec
+import DictionaryTransport
+import HTTPTypes
+
+/// The request head dcserve sends to an upstream for a client's request (RFC 9110 §7.6): hop-by-hop
+/// fields and the fields `Connection` names removed, `Expect` removed (dcserve answers
+/// `100-continue` itself and forwards complete bodies), `Via`, `X-Forwarded-For`,
+/// `X-Forwarded-Proto` and `Forwarded` per the policy, `Host` kept or rewritten, the dictionary
+/// fields withheld unless the upstream handles dictionaries, and `Accept-Encoding` narrowed to the
+/// codings dcserve can decode (gzip, br, zstd; identity always). Pure; thread-safe.
+public enum ProxyRequestHeaders {
+    /// Where the client's request came from and where it goes.
+    public struct Context: Sendable, Equatable {
+        /// Peer address as the server reports it: `127.0.0.1:53122` or `[::1]:53122`.
+        public var clientAddress: String
+        /// `http` or `https`: the scheme the client used to reach dcserve.
+        public var scheme: String
+        /// The request line's version, `1.0` or `1.1` (Via's received-protocol).
+        public var protocolVersion: String
+        /// The upstream server's `host:port` (Host when the policy says `.upstream`).
+        public var upstreamAuthority: String
+
+        public init(clientAddress: String, scheme: String, protocolVersion: String, upstreamAuthority: String) {
+            self.clientAddress = clientAddress
+            self.scheme = scheme
+            self.protocolVersion = protocolVersion
+            self.upstreamAuthority = upstreamAuthority
+        }
+    }
+
+    /// Codings dcserve decodes when it needs a body as identity.
+    public static let decodableCodings: [ContentCoding] = [.gzip, .br, .zstd]
+
+    static let expect = HTTPField.Name("Expect")!
+    static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
+    static let xForwardedProto = HTTPField.Name("X-Forwarded-Proto")!
+    static let forwarded = HTTPField.Name("Forwarded")!
+    static let via = HTTPField.Name("Via")!
+    static let host = HTTPField.Name("Host")!
+
+    /// The upstream request head for `request`. The authority carries the `Host` to send; no `Host`
+    /// line stays in the fields (the client writes it from the authority).
+    public static func make(_ request: HTTPRequest, context: Context, policy: ProxyHeaderPolicy) -> HTTPRequest {
+        var extra: Set<HTTPField.Name> = [expect, host]
+        if !policy.upstreamHandlesDictionaries { extra.formUnion([.availableDictionary, .dictionaryID]) }
+        if policy.forwardedProto { extra.insert(xForwardedProto) }
+        var fields = HopByHopFields.removing(from: request.headerFields, extra: extra)
+
+        if !policy.upstreamHandlesDictionaries {
+            let accepted = AcceptEncoding(request.headerFields)
+            fields[.acceptEncoding] = nil
+            let codings = accepted.isPresent ? decodableCodings.filter { accepted.accepts($0) } : []
+            fields.append(HTTPField(name: .acceptEncoding,
+                                    value: codings.isEmpty ? "identity" : codings.map(\.rawValue).joined(separator: ", ")))
+        }
+        let clientIP = clientHost(context.clientAddress)
+        if policy.forwardedFor {
+            let previous = request.headerFields[values: xForwardedFor]
+            fields[xForwardedFor] = (previous + [clientIP]).joined(separator: ", ")
+        }
+        if policy.forwardedProto {
+            fields.append(HTTPField(name: xForwardedProto, value: context.scheme))
+        }
+        if policy.forwarded {
+            var element = "for=\(forwardedNode(clientIP));proto=\(context.scheme)"
+            if let authority = request.authority { element += ";host=\(forwardedValue(authority))" }
+            let previous = request.headerFields[values: forwarded]
+            fields[forwarded] = (previous + [element]).joined(separator: ", ")
+        }
+        if policy.via {
+            let previous = request.headerFields[values: via]
+            fields[via] = (previous + ["\(context.protocolVersion) \(policy.pseudonym)"]).joined(separator: ", ")
+        }
+        var out = request
+        switch policy.host {
+        case .keep: out.authority = request.authority ?? context.upstreamAuthority
+        case .upstream: out.authority = context.upstreamAuthority
+        case .fixed(let value): out.authority = value
+        }
+        out.headerFields = fields
+        return out
+    }
+
+    /// The host part of a peer address: `1.2.3.4:5` → `1.2.3.4`, `[::1]:5` → `::1`.
+    static func clientHost(_ address: String) -> String {
+        if address.hasPrefix("["), let close = address.firstIndex(of: "]") {
+            return String(address[address.index(after: address.startIndex)..<close])
+        }
+        if let colon = address.lastIndex(of: ":"), address.firstIndex(of: ":") == colon {
+            return String(address[..<colon])
+        }
+        return address
+    }
+
+    /// An RFC 7239 node: IPv6 addresses bracketed and quoted.
+    static func forwardedNode(_ ip: String) -> String { ip.contains(":") ? "\"[\(ip)]\"" : ip }
+
+    /// An RFC 7239 value: a token as it is, anything else quoted (with `"` and `\` escaped).
+    static func forwardedValue(_ value: String) -> String {
+        let isToken = !value.isEmpty && value.utf8.allSatisfy { b in
+            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+                || "!#$%&'*+-.^_`|~".utf8.contains(b)
+        }
+        if isToken { return value }
+        var quoted = "\""
+        for c in value { if c == "\"" || c == "\\" { quoted.append("\\") }; quoted.append(c) }
+        return quoted + "\""
+    }
+}

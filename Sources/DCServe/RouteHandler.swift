@@ -1,0 +1,35 @@
+import HTTPServer
+
+/// Sends each request to the handler of the longest route prefix that begins its path (the path
+/// without the query, compared byte for byte: `/api/` takes `/api/x`, not `/api`). A request no
+/// prefix covers gets 404. Built once from the configuration; immutable, so thread-safe.
+public struct RouteHandler: HTTPHandler {
+    struct Entry: Sendable {
+        let prefix: String
+        let name: String
+        let handler: any HTTPHandler
+    }
+
+    /// Longest prefix first, so the first match is the longest.
+    let entries: [Entry]
+
+    /// `routes`: (name, prefix, handler); prefixes are unique (checked by `DCServeConfiguration.validate()`).
+    public init(_ routes: [(name: String, prefix: String, handler: any HTTPHandler)]) {
+        entries = routes.map { Entry(prefix: $0.prefix, name: $0.name, handler: $0.handler) }
+            .sorted { $0.prefix.utf8.count > $1.prefix.utf8.count }
+    }
+
+    /// Name of the route that takes `path` (nil: none, 404).
+    public func routeName(for path: Substring) -> String? { entry(for: path)?.name }
+
+    func entry(for path: Substring) -> Entry? {
+        entries.first { path.utf8.starts(with: $0.prefix.utf8) }
+    }
+
+    public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+        guard let entry = entry(for: request.pathWithoutQuery) else {
+            return respond(.text(.notFound, "Not Found"))
+        }
+        entry.handler.handle(request, respond: respond)
+    }
+}

@@ -1,0 +1,69 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Character classes and small helpers of HTTP/1.1 syntax (RFC 9110 §5.6) used by the response
+/// parser. Pure functions, no state.
+enum HTTPFieldSyntax {
+    /// tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" / "`" / "|" / "~" / DIGIT / ALPHA
+    @inline(__always) static func isTokenByte(_ b: UInt8) -> Bool { tokenTable[Int(b)] }
+
+    @inline(__always) static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
+
+    /// A control character other than HTAB (never allowed in field values or reason phrases).
+    @inline(__always) static func isForbiddenControl(_ b: UInt8) -> Bool { (b < 0x20 && b != 0x09) || b == 0x7F }
+
+    private static let tokenTable: [Bool] = (0..<256).map { i in
+        let b = UInt8(i)
+        if (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) { return true }
+        return Array("!#$%&'*+-.^_`|~".utf8).contains(b)
+    }
+
+    /// Compares `bytes` with `lowercase` (already lower-case ASCII) ignoring ASCII case.
+    @inline(__always)
+    static func equalsIgnoringCase<C: Collection<UInt8>>(_ bytes: C, _ lowercase: [UInt8]) -> Bool {
+        guard bytes.count == lowercase.count else { return false }
+        var i = 0
+        for b in bytes {
+            let l = (b >= 0x41 && b <= 0x5A) ? b | 0x20 : b
+            if l != lowercase[i] { return false }
+            i += 1
+        }
+        return true
+    }
+
+    /// Calls `body` with each comma-separated element of a field value, OWS trimmed (empty elements
+    /// included: callers decide whether they are allowed).
+    static func forEachListElement<E: Error>(_ value: UnsafeRawBufferPointer,
+                                             _ body: (UnsafeRawBufferPointer) throws(E) -> Void) throws(E) {
+        var start = 0
+        var i = 0
+        while i <= value.count {
+            if i == value.count || value[i] == 0x2C {
+                var s = start, e = i
+                while s < e && (value[s] == 0x20 || value[s] == 0x09) { s += 1 }
+                while e > s && (value[e - 1] == 0x20 || value[e - 1] == 0x09) { e -= 1 }
+                try body(UnsafeRawBufferPointer(rebasing: value[s..<e]))
+                start = i + 1
+            }
+            i += 1
+        }
+    }
+
+    /// Index of the first LF at or after `from`, or nil.
+    @inline(__always)
+    static func findLF(_ buffer: UnsafeRawBufferPointer, from: Int) -> Int? {
+        guard from < buffer.count, let base = buffer.baseAddress else { return nil }
+        guard let hit = memchr(base + from, 0x0A, buffer.count - from) else { return nil }
+        return base.distance(to: UnsafeRawPointer(hit))
+    }
+
+    /// True when `range` of `buffer` holds a CR.
+    @inline(__always)
+    static func containsCR(_ buffer: UnsafeRawBufferPointer, _ range: Range<Int>) -> Bool {
+        guard let base = buffer.baseAddress, !range.isEmpty else { return false }
+        return memchr(base + range.lowerBound, 0x0D, range.count) != nil
+    }
+}

@@ -1,0 +1,3 @@
+// HTTPServer's public API speaks HTTPCore's types (HTTPVersion, HTTPDate, TLSConfiguration,
+// EventLoop, ...): importing HTTPServer brings them along.
+@_exported import HTTPCore

@@ -1,0 +1,135 @@
+@testable import DCServe
+import HTTPTypes
+import Testing
+
+/// Proxy header semantics (RFC 9110 §7.6): what the upstream and the client each get to see.
+@Suite struct ProxyHeadersTests {
+    static let context = ProxyRequestHeaders.Context(clientAddress: "10.1.2.3:5555", scheme: "http",
+                                                     protocolVersion: "1.1", upstreamAuthority: "127.0.0.1:8000")
+
+    static func request(_ fields: [(String, String)], authority: String? = "site.example") -> HTTPRequest {
+        var f = HTTPFields()
+        for (n, v) in fields { f.append(HTTPField(name: HTTPField.Name(n)!, value: v)) }
+        return HTTPRequest(method: .get, scheme: "http", authority: authority, path: "/api/x?y=1", headerFields: f)
+    }
+
+    static func names(_ fields: HTTPFields) -> [String] { fields.map { $0.name.canonicalName } }
+
+    @Test func hopByHopAndConnectionListedFieldsAreRemovedFromRequests() {
+        let r = Self.request([("Connection", "keep-alive, X-Secret-Hop"), ("Connection", "Other"),
+                              ("X-Secret-Hop", "1"), ("Other", "2"), ("Keep-Alive", "timeout=5"), ("TE", "trailers"),
+                              ("Trailer", "X"), ("Transfer-Encoding", "chunked"), ("Upgrade", "h2c"),
+                              ("Proxy-Authorization", "Basic x"), ("Proxy-Connection", "keep-alive"),
+                              ("Content-Length", "5"), ("Expect", "100-continue"), ("Host", "site.example"),
+                              ("Accept", "*/*"), ("X-End", "kept")])
+        let out = ProxyRequestHeaders.make(r, context: Self.context, policy: ProxyHeaderPolicy())
+        let names = Self.names(out.headerFields)
+        for gone in ["connection", "x-secret-hop", "other", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade",
+                     "proxy-authorization", "proxy-connection", "content-length", "expect", "host"] {
+            #expect(!names.contains(gone), "\(gone) removed")
+        }
+        #expect(out.headerFields[.accept] == "*/*")
+        #expect(out.headerFields[HTTPField.Name("X-End")!] == "kept")
+        #expect(out.path == "/api/x?y=1" && out.method == .get)
+    }
+
+    @Test func forwardingFieldsAreAppended() {
+        let r = Self.request([("X-Forwarded-For", "192.0.2.1"), ("X-Forwarded-Proto", "https"), ("Via", "1.0 edge"),
+                              ("Forwarded", "for=192.0.2.1")])
+        var policy = ProxyHeaderPolicy()
+        policy.forwarded = true
+        let out = ProxyRequestHeaders.make(r, context: Self.context, policy: policy)
+        #expect(out.headerFields[values: HTTPField.Name("X-Forwarded-For")!] == ["192.0.2.1, 10.1.2.3"])
+        #expect(out.headerFields[values: HTTPField.Name("X-Forwarded-Proto")!] == ["http"], "the client cannot choose it")
+        #expect(out.headerFields[values: HTTPField.Name("Via")!] == ["1.0 edge, 1.1 dcserve"])
+        #expect(out.headerFields[values: HTTPField.Name("Forwarded")!] == ["for=192.0.2.1, for=10.1.2.3;proto=http;host=site.example"])
+    }
+
+    @Test func ipv6ClientsAndQuotedForwardedValues() {
+        var policy = ProxyHeaderPolicy()
+        policy.forwarded = true
+        var context = Self.context
+        context.clientAddress = "[2001:db8::1]:4000"
+        let out = ProxyRequestHeaders.make(Self.request([], authority: "site.example:8080"), context: context, policy: policy)
+        #expect(out.headerFields[HTTPField.Name("X-Forwarded-For")!] == "2001:db8::1")
+        #expect(out.headerFields[HTTPField.Name("Forwarded")!] == "for=\"[2001:db8::1]\";proto=http;host=\"site.example:8080\"")
+    }
+
+    @Test func forwardingFieldsCanBeTurnedOff() {
+        var policy = ProxyHeaderPolicy()
+        policy.forwardedFor = false
+        policy.forwardedProto = false
+        policy.via = false
+        let r = Self.request([("X-Forwarded-Proto", "https")])
+        let out = ProxyRequestHeaders.make(r, context: Self.context, policy: policy)
+        #expect(out.headerFields[HTTPField.Name("X-Forwarded-For")!] == nil)
+        #expect(out.headerFields[HTTPField.Name("Via")!] == nil)
+        #expect(out.headerFields[HTTPField.Name("Forwarded")!] == nil)
+        #expect(out.headerFields[HTTPField.Name("X-Forwarded-Proto")!] == "https", "passed through when not ours to set")
+    }
+
+    @Test func hostIsKeptOrRewritten() {
+        let r = Self.request([("Host", "site.example")])
+        var policy = ProxyHeaderPolicy()
+        #expect(ProxyRequestHeaders.make(r, context: Self.context, policy: policy).authority == "site.example")
+        policy.host = .upstream
+        #expect(ProxyRequestHeaders.make(r, context: Self.context, policy: policy).authority == "127.0.0.1:8000")
+        policy.host = .fixed("api.internal")
+        #expect(ProxyRequestHeaders.make(r, context: Self.context, policy: policy).authority == "api.internal")
+        policy.host = .keep
+        #expect(ProxyRequestHeaders.make(Self.request([], authority: nil), context: Self.context, policy: policy).authority
+                == "127.0.0.1:8000", "an HTTP/1.0 request without Host gets the upstream's")
+    }
+
+    @Test func dictionaryFieldsAreWithheldUnlessTheUpstreamHandlesThem() {
+        let r = Self.request([("Available-Dictionary", ":U5abz16WDg7b8KS93msLPpOB4Vbef1uRzoORYkJw9BY=:"),
+                              ("Dictionary-ID", "\"v1\""), ("Accept-Encoding", "gzip, deflate, br, zstd, dcb, dcz")])
+        var policy = ProxyHeaderPolicy()
+        let out = ProxyRequestHeaders.make(r, context: Self.context, policy: policy)
+        #expect(out.headerFields[.availableDictionary] == nil)
+        #expect(out.headerFields[.dictionaryID] == nil)
+        #expect(out.headerFields[values: .acceptEncoding] == ["gzip, br, zstd"])
+        policy.upstreamHandlesDictionaries = true
+        let through = ProxyRequestHeaders.make(r, context: Self.context, policy: policy)
+        #expect(through.headerFields[.availableDictionary] != nil)
+        #expect(through.headerFields[.dictionaryID] == "\"v1\"")
+        #expect(through.headerFields[values: .acceptEncoding] == ["gzip, deflate, br, zstd, dcb, dcz"])
+    }
+
+    @Test(arguments: [
+        ("gzip, deflate, br, zstd, dcb, dcz", "gzip, br, zstd"),
+        ("br;q=0.5, gzip;q=0", "br"),
+        ("deflate", "identity"),
+        ("*", "gzip, br, zstd"),
+        ("identity", "identity"),
+        ("GZIP", "gzip"),
+    ])
+    func acceptEncodingIsLimitedToDecodableCodings(client: String, upstream: String) {
+        let out = ProxyRequestHeaders.make(Self.request([("Accept-Encoding", client)]), context: Self.context,
+                                           policy: ProxyHeaderPolicy())
+        #expect(out.headerFields[values: .acceptEncoding] == [upstream])
+    }
+
+    @Test func noAcceptEncodingAsksForIdentity() {
+        let out = ProxyRequestHeaders.make(Self.request([]), context: Self.context, policy: ProxyHeaderPolicy())
+        #expect(out.headerFields[values: .acceptEncoding] == ["identity"])
+    }
+
+    @Test func responseHopByHopFieldsAreRemovedAndViaAdded() {
+        let fields: HTTPFields = [
+            .connection: "X-Private-Hop, keep-alive", HTTPField.Name("X-Private-Hop")!: "secret",
+            HTTPField.Name("Keep-Alive")!: "timeout=5", .proxyAuthenticate: "Basic", .upgrade: "h2c",
+            .transferEncoding: "chunked", .contentLength: "10", .eTag: "\"e\"", .date: "Mon, 23 Nov 2026 10:00:00 GMT",
+            HTTPField.Name("X-End-To-End")!: "kept",
+        ]
+        let out = ProxyResponseHeaders.make(HTTPResponse(status: .ok, headerFields: fields), policy: ProxyHeaderPolicy())
+        #expect(Self.names(out.headerFields) == ["etag", "date", "x-end-to-end", "via"])
+        #expect(out.headerFields[HTTPField.Name("Via")!] == "1.1 dcserve")
+    }
+
+    @Test(arguments: [("no-transform", true), ("max-age=60, No-Transform", true), ("public,no-transform=1", true),
+                      ("max-age=60", false), ("x-no-transform", false)])
+    func noTransformIsRecognised(value: String, expected: Bool) {
+        #expect(ProxyResponseHeaders.forbidsTransform([.cacheControl: value]) == expected)
+    }
+}

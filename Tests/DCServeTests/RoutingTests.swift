@@ -1,0 +1,140 @@
+@testable import DCServe
+import DictionaryCodec
+import DictionaryTransport
+import Foundation
+import HTTPServer
+import HTTPTypes
+import Synchronization
+import Testing
+
+/// `RouteHandler` (longest prefix wins) and the application's routes: static site, upstream seam
+/// (502 "no proxy" until a proxy is plugged in), quick mode's single `/` route.
+@Suite struct RoutingTests {
+    func request(_ path: String) -> HTTPServerRequest {
+        HTTPServerRequest(head: HTTPRequest(method: .get, scheme: "http", authority: "localhost", path: path))
+    }
+
+    /// Runs `handler` on `path` and returns the (synchronous) response.
+    func respond(_ handler: any HTTPHandler, _ path: String) throws -> HTTPServerResponse {
+        let box = Mutex<HTTPServerResponse?>(nil)
+        handler.handle(request(path)) { response in box.withLock { $0 = response } }
+        return try #require(box.withLock { $0 })
+    }
+
+    func text(_ response: HTTPServerResponse) -> String {
+        if case .bytes(let bytes) = response.body { return String(decoding: bytes, as: UTF8.self) }
+        return "(not bytes)"
+    }
+
+    func named(_ name: String) -> any HTTPHandler {
+        ClosureHandler { _, respond in respond(.text(.ok, name)) }
+    }
+
+    @Test func longestPrefixWins() throws {
+        let router = RouteHandler([(name: "root", prefix: "/", handler: named("root")),
+                                   (name: "api", prefix: "/api/", handler: named("api")),
+                                   (name: "v2", prefix: "/api/v2/", handler: named("v2"))])
+        #expect(text(try respond(router, "/api/v2/users?x=/api/")) == "v2\n")
+        #expect(text(try respond(router, "/api/v1/users")) == "api\n")
+        #expect(text(try respond(router, "/api")) == "root\n")
+        #expect(text(try respond(router, "/index.html")) == "root\n")
+        #expect(router.routeName(for: "/api/v2") == "api")
+    }
+
+    @Test func unroutedPathsGet404() throws {
+        let router = RouteHandler([(name: "api", prefix: "/api/", handler: named("api"))])
+        #expect(try respond(router, "/other").head.status == .notFound)
+        #expect(try respond(router, "/ap").head.status == .notFound)
+        #expect(try respond(router, "/api/x").head.status == .ok)
+    }
+
+    /// A site with one file and a fresh store; the application built from `configure`.
+    func application(_ configure: (inout DCServeConfiguration) -> Void,
+                     upstreamHandler: UpstreamHandlerFactory = NoProxyHandler.factory) throws -> (DCServeApplication, URL) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("dcserve-routing-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("site/static"), withIntermediateDirectories: true)
+        try "hello static\n".write(to: dir.appendingPathComponent("site/static/a.txt"), atomically: true, encoding: .utf8)
+        var c = DCServeConfiguration()
+        c.site.root = dir.appendingPathComponent("site").path
+        c.store.path = dir.appendingPathComponent("store").path
+        c.compression.precompress = false
+        configure(&c)
+        try c.validate()
+        return (try DCServeApplication(configuration: c, upstreamHandler: upstreamHandler), dir)
+    }
+
+    @Test func routesSendStaticPathsToTheSiteAndTheRestUpstream() throws {
+        let (app, dir) = try application { c in
+            c.upstreams = [Upstream(name: "api", servers: ["http://127.0.0.1:9"])]
+            c.routes = [Route(name: "static", prefix: "/static/", upstream: nil), Route(name: "api", prefix: "/", upstream: "api")]
+        }
+        defer { app.stop(); try? FileManager.default.removeItem(at: dir) }
+        let file = try respond(app.handler, "/static/a.txt")
+        #expect(file.head.status == .ok)
+        let upstream = try respond(app.handler, "/latest_news")
+        #expect(upstream.head.status == .badGateway && text(upstream) == "no proxy for upstream api\n")
+        #expect(app.staticFiles != nil)
+    }
+
+    @Test func theSeamBuildsOneHandlerPerRoutedUpstream() throws {
+        let built = Mutex<[String]>([])
+        let (app, dir) = try application({ c in
+            c.upstreams = [Upstream(name: "a", servers: ["http://127.0.0.1:9"]), Upstream(name: "unused", servers: ["http://127.0.0.1:9"])]
+            c.routes = [Route(name: "a", prefix: "/", upstream: "a")]
+            c.site.root = "/nonexistent/site"  // not read: no route reaches the site
+        }, upstreamHandler: { upstream in
+            built.withLock { $0.append(upstream.name) }
+            return ClosureHandler { _, respond in respond(.text(.ok, "proxied by \(upstream.name)")) }
+        })
+        defer { app.stop(); try? FileManager.default.removeItem(at: dir) }
+        #expect(built.withLock { $0 } == ["a"])
+        #expect(app.staticFiles == nil)
+        #expect(text(try respond(app.handler, "/anything")) == "proxied by a\n")
+        #expect(try respond(app.handler, "/healthz").head.status == .ok)  // middleware still in front
+    }
+
+    @Test func aFailingSeamNamesTheUpstream() throws {
+        struct Refused: Error {}
+        #expect(throws: ConfigurationError.self) {
+            _ = try application({ c in
+                c.upstreams = [Upstream(name: "a", servers: ["http://127.0.0.1:9"])]
+                c.routes = [Route(name: "a", prefix: "/", upstream: "a")]
+            }, upstreamHandler: { _ in throw Refused() })
+        }
+    }
+
+    @Test func noRoutesServesTheSiteEverywhere() throws {
+        let (app, dir) = try application { _ in }
+        defer { app.stop(); try? FileManager.default.removeItem(at: dir) }
+        #expect(app.router == nil)
+        #expect(try respond(app.handler, "/static/a.txt").head.status == .ok)
+        #expect(try respond(app.handler, "/missing").head.status == .notFound)
+    }
+
+    @Test func stopIsIdempotentAndFlushes() throws {
+        let (app, dir) = try application { _ in }
+        defer { try? FileManager.default.removeItem(at: dir) }
+        app.stop()
+        app.stop()
+        #expect(!app.background.submit(VariantKey(resource: SHA256.hash([1]),
+                                                  dictionary: nil, coding: .gzip)) {})
+    }
+}
+
+/// `BackgroundEncoder.close()`: drops queued jobs, waits for the running one, refuses new ones.
+@Suite struct BackgroundEncoderCloseTests {
+    @Test func closeWaitsForTheRunningJobAndDropsTheQueue() {
+        let encoder = BackgroundEncoder<Int>(maxConcurrent: 1)
+        let started = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let ran = Mutex<[Int]>([])
+        #expect(encoder.submit(1) { started.signal(); release.wait(); ran.withLock { $0.append(1) } })
+        started.wait()
+        for key in 2...5 { #expect(encoder.submit(key) { ran.withLock { $0.append(key) } }) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) { release.signal() }
+        encoder.close()  // returns only after job 1 finished
+        #expect(ran.withLock { $0 } == [1])
+        #expect(encoder.droppedCount == 4)
+        #expect(!encoder.submit(6) {})
+        #expect(encoder.pendingCount == 0)
+    }
+}

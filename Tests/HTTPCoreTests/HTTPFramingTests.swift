@@ -1,0 +1,42 @@
+import Testing
+@testable import HTTPCore
+
+@Suite("HTTP/1 framing pieces: dates, chunked coding")
+struct HTTPFramingTests {
+    @Test func httpDates() {
+        #expect(HTTPDate.format(784111777) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == 784111777)
+        #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == nil)
+        for t in [0, 951782400, 1_700_000_000, 4_102_444_800] { #expect(HTTPDate.parse(HTTPDate.format(t)) == t) }
+    }
+
+    @Test func chunkFraming() {
+        var chunk: [UInt8] = []
+        ChunkedCoding.appendChunk(Array(repeating: 0x61, count: 26), into: &chunk)
+        #expect(String(decoding: chunk, as: UTF8.self) == "1a\r\n" + String(repeating: "a", count: 26) + "\r\n")
+        var empty: [UInt8] = []
+        ChunkedCoding.appendChunk([UInt8](), into: &empty)
+        #expect(empty.isEmpty)
+        for (value, text) in [(0, "0"), (1, "1"), (15, "f"), (16, "10"), (0xabcdef, "abcdef"), (Int.max, "7fffffffffffffff")] {
+            var b: [UInt8] = []
+            ChunkedCoding.appendHex(value, into: &b)
+            #expect(String(decoding: b, as: UTF8.self) == text)
+        }
+    }
+
+    @Test func chunkSizeLines() {
+        func parse(_ s: String) -> ChunkedCoding.SizeLine {
+            Array(s.utf8).withUnsafeBytes { ChunkedCoding.parseSizeLine($0) }
+        }
+        #expect(parse("1a") == .size(26))
+        #expect(parse("0") == .size(0))
+        #expect(parse("FF;name=value") == .size(255))
+        #expect(parse("10 ; a=b") == .size(16))
+        #expect(parse("") == .invalidSize)
+        #expect(parse("x") == .invalidSize)
+        #expect(parse("1 2") == .invalidSize)
+        #expect(parse("-1") == .invalidSize)
+        #expect(parse("5;a\u{01}") == .invalidExtension)
+        #expect(parse("fffffffffffffffff") == .tooLarge)
+    }
+}

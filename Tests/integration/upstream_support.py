@@ -1,0 +1,144 @@
+"""Upstreams for proxy tests: the example API (examples/api, Starlette on uvicorn) and a raw-socket
+"garbage" server, each started on a free 127.0.0.1 port and stopped by PID.
+
+    with ExampleAPI() as api:          # api.base == "http://127.0.0.1:PORT", api.connections()
+        ...
+    with GarbageUpstream(b"NOT HTTP\r\n\r\n") as g:   # answers every connection with those bytes
+        ...
+"""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+API_LISTEN_RE = re.compile(rb"example api listening on http://127\.0\.0\.1:(\d+)")
+
+
+class ExampleAPI:
+    """The example API as a child process (uvicorn, one worker)."""
+
+    def __init__(self, timeout: float = 20.0):
+        self.log_file = tempfile.NamedTemporaryFile(prefix="example-api-", suffix=".txt", delete=False)
+        python = os.environ.get("DCSERVE_PYTHON", sys.executable)
+        self.proc = subprocess.Popen([python, str(ROOT / "examples/api/serve.py"), "--port", "0"],
+                                     stdout=self.log_file, stderr=subprocess.STDOUT)
+        self.port = None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            m = API_LISTEN_RE.search(open(self.log_file.name, "rb").read())
+            if m:
+                self.port = int(m.group(1))
+                break
+            if self.proc.poll() is not None:
+                raise RuntimeError("example API exited:\n" + self.logs())
+            time.sleep(0.05)
+        if self.port is None:
+            self.stop()
+            raise RuntimeError("example API did not report its port:\n" + self.logs())
+        # The socket is bound before the line is printed; wait until uvicorn answers.
+        while time.monotonic() < deadline:
+            try:
+                self.connections()
+                return
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise RuntimeError("example API does not answer:\n" + self.logs())
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def logs(self) -> str:
+        return open(self.log_file.name, "rb").read().decode(errors="replace")
+
+    def connections(self) -> int:
+        """TCP connections the API accepted so far (this call's own connection included)."""
+        with urllib.request.urlopen(self.base + "/api/conn-count", timeout=10) as r:
+            return json.loads(r.read())["accepted"]
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        os.unlink(self.log_file.name)
+
+    def __enter__(self) -> "ExampleAPI":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+class GarbageUpstream:
+    """A TCP server (a thread in this process) that reads whatever arrives, answers every connection
+    with `reply` (bytes that are not a valid HTTP response) and closes it. `accepted` counts
+    connections."""
+
+    def __init__(self, reply: bytes = b"THIS IS NOT HTTP\r\n\r\n", delay: float = 0.0):
+        self.reply = reply
+        self.delay = delay
+        self.accepted = 0
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self._stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except (socket.timeout, OSError):
+                continue
+            self.accepted += 1
+            with conn:
+                conn.settimeout(2)
+                try:
+                    conn.recv(65536)
+                    if self.delay:
+                        time.sleep(self.delay)
+                    conn.sendall(self.reply)
+                except OSError:
+                    pass
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.thread.join(timeout=5)
+        self.sock.close()
+
+    def __enter__(self) -> "GarbageUpstream":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def free_port() -> int:
+    """A port nothing listens on (bound and released: connecting to it is refused)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

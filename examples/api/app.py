@@ -1,0 +1,169 @@
+"""Example API behind dcserve: a small Starlette app with the endpoints a reverse proxy must handle.
+
+Run it with `python examples/api/serve.py --port 8000` (uvicorn, see serve.py), then put dcserve in
+front of it: `dcserve serve --upstream http://127.0.0.1:8000 --dictionaries '/api/items*'`.
+
+Endpoints (all under /api/):
+  items            JSON list of news items (compressible; a good dictionary for `gzip` and `me`)
+  items/{n}        one version of the list (n changes a few items: deltas against an older version)
+  echo             method, path, headers and body of the request as JSON (any method; POST with
+                   Content-Length or chunked bodies)
+  slow?ms=N        answers after N milliseconds
+  big?bytes=N      streams N bytes (chunked, 64 KiB pieces; `&length=1` sends Content-Length)
+  gzip             the items JSON gzip-encoded when the request accepts gzip, identity otherwise
+  notransform      JSON with Cache-Control: no-transform
+  hop              a response carrying hop-by-hop fields and fields named in Connection
+  me               a per-user JSON body chosen by Authorization; every user gets the same head
+                   (same length, same ETag): a cache trusting the ETag would mix users
+  truncate?bytes=N announces N bytes (Content-Length, or chunked with &chunked=1) and closes the
+                   connection after sending half of them
+  conn-count       number of TCP connections the server has accepted (see serve.py)
+"""
+from __future__ import annotations
+
+import asyncio
+import gzip
+import hashlib
+import json
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+#: Incremented by serve.py's protocol class for every accepted TCP connection.
+CONNECTIONS = {"accepted": 0}
+
+
+def items_document(version: int = 1) -> bytes:
+    """The items list; `version` changes a few entries so versions share most of their bytes."""
+    items = []
+    for i in range(40):
+        title = f"Headline number {i} about the city council and the weather"
+        if i % 10 == version % 10:
+            title = f"Updated story {i} (version {version}): the bridge reopens"
+        items.append({"id": i, "title": title, "section": ["world", "city", "sport", "culture"][i % 4],
+                      "summary": "A short summary of the story that the app shows in its list view."})
+    return json.dumps({"version": version, "items": items}, separators=(",", ":")).encode()
+
+
+async def items(request: Request) -> Response:
+    return Response(items_document(), media_type="application/json",
+                    headers={"Cache-Control": "max-age=60", "ETag": '"items-1"'})
+
+
+async def items_version(request: Request) -> Response:
+    n = int(request.path_params["n"])
+    return Response(items_document(n), media_type="application/json",
+                    headers={"Cache-Control": "max-age=60", "ETag": f'"items-{n}"'})
+
+
+async def echo(request: Request) -> Response:
+    body = await request.body()
+    return JSONResponse({
+        "method": request.method,
+        "path": request.url.path,
+        "query": request.url.query,
+        "headers": [[k.decode("latin-1"), v.decode("latin-1")] for k, v in request.scope["headers"]],
+        "body_length": len(body),
+        "body_sha256": hashlib.sha256(body).hexdigest(),
+        "body": body.decode("latin-1") if len(body) <= 4096 else None,
+        "client": request.client.host if request.client else None,
+    })
+
+
+async def slow(request: Request) -> Response:
+    ms = int(request.query_params.get("ms", "1000"))
+    await asyncio.sleep(ms / 1000)
+    return PlainTextResponse(f"slept {ms} ms\n")
+
+
+def pattern_chunk(offset: int, size: int) -> bytes:
+    """Bytes offset..offset+size of the /api/big stream (a repeating, checkable pattern)."""
+    line = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ+/\n"  # 65 bytes
+    start = offset % len(line)
+    reps = (start + size) // len(line) + 2
+    return (line * reps)[start:start + size]
+
+
+async def big(request: Request) -> Response:
+    total = int(request.query_params.get("bytes", str(1 << 20)))
+    piece = 64 << 10
+
+    async def produce():
+        sent = 0
+        while sent < total:
+            n = min(piece, total - sent)
+            yield pattern_chunk(sent, n)
+            sent += n
+
+    headers = {"Content-Length": str(total)} if request.query_params.get("length") == "1" else {}
+    return StreamingResponse(produce(), media_type="application/octet-stream", headers=headers)
+
+
+async def gzipped(request: Request) -> Response:
+    body = items_document(2)
+    headers = {"Cache-Control": "max-age=60", "Vary": "Accept-Encoding"}
+    if "gzip" in request.headers.get("accept-encoding", ""):
+        headers["Content-Encoding"] = "gzip"
+        headers["ETag"] = '"gzip-2-gz"'
+        return Response(gzip.compress(body, mtime=0), media_type="application/json", headers=headers)
+    headers["ETag"] = '"gzip-2"'
+    return Response(body, media_type="application/json", headers=headers)
+
+
+async def notransform(request: Request) -> Response:
+    return Response(items_document(3), media_type="application/json",
+                    headers={"Cache-Control": "max-age=60, no-transform", "ETag": '"nt-3"'})
+
+
+async def hop(request: Request) -> Response:
+    return Response(b"hop-by-hop test\n", media_type="text/plain", headers={
+        "Connection": "X-Private-Hop, keep-alive",
+        "X-Private-Hop": "must not reach the client",
+        "Keep-Alive": "timeout=5",
+        "Proxy-Authenticate": "Basic realm=upstream",
+        "Upgrade": "h2c",
+        "X-End-To-End": "kept",
+    })
+
+
+async def me(request: Request) -> Response:
+    auth = request.headers.get("authorization", "")
+    digest = hashlib.sha256(auth.encode()).hexdigest()
+    # Same length for every user, same ETag and fields: only the bytes differ.
+    document = {"user": digest[:16], "secret": digest, "messages": [
+        {"id": i, "text": f"private message {i} for {digest[:16]}"} for i in range(12)]}
+    return Response(json.dumps(document, separators=(",", ":")).encode(), media_type="application/json",
+                    headers={"ETag": '"me-v1"', "Cache-Control": "private, max-age=60"})
+
+
+async def truncate(request: Request) -> Response:
+    total = int(request.query_params.get("bytes", "100000"))
+
+    async def produce():
+        yield pattern_chunk(0, total // 2)
+        await asyncio.sleep(0.05)
+        raise ConnectionAbortedError("example API closes mid-body on purpose")
+
+    headers = {} if request.query_params.get("chunked") == "1" else {"Content-Length": str(total)}
+    return StreamingResponse(produce(), media_type="application/octet-stream", headers=headers)
+
+
+async def conn_count(request: Request) -> Response:
+    return JSONResponse({"accepted": CONNECTIONS["accepted"]})
+
+
+app = Starlette(routes=[
+    Route("/api/items", items),
+    Route("/api/items/{n:int}", items_version),
+    Route("/api/echo", echo, methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]),
+    Route("/api/slow", slow),
+    Route("/api/big", big),
+    Route("/api/gzip", gzipped),
+    Route("/api/notransform", notransform),
+    Route("/api/hop", hop),
+    Route("/api/me", me),
+    Route("/api/truncate", truncate),
+    Route("/api/conn-count", conn_count),
+])
