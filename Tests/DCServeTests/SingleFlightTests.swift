@@ -9,10 +9,10 @@ import Logging
 import Synchronization
 import Testing
 
-/// #13 item 10: identical concurrent requests encode once per variant.
-@Suite struct EncodeSingleFlightTests {
+/// #13 item 10: identical concurrent requests encode once per variant and read each resource once.
+@Suite struct SingleFlightTests {
     @Test func concurrentCallersForOneKeyShareOneEncode() throws {
-        let flights = EncodeSingleFlight<Int>(maxConcurrentLarge: 1, largeInputBytes: 10)
+        let flights = SingleFlight<Int, CachedVariant>(maxConcurrentLarge: 1, largeInputBytes: 10)
         let encodes = Atomic<Int>(0)
         let arrived = Atomic<Int>(0)
         let stored = Mutex<CachedVariant?>(nil)
@@ -35,7 +35,7 @@ import Testing
 
     @Test func followersGetTheLeadersErrorAndDistinctKeysEncodeSeparately() throws {
         struct Boom: Error {}
-        let flights = EncodeSingleFlight<Int>(maxConcurrentLarge: 2)
+        let flights = SingleFlight<Int, CachedVariant>(maxConcurrentLarge: 2)
         #expect(throws: Boom.self) { try flights.run(1, inputBytes: 1, cached: { nil }) { throw Boom() } }
         let encodes = Atomic<Int>(0)
         DispatchQueue.concurrentPerform(iterations: 4) { i in

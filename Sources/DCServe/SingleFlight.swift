@@ -1,25 +1,26 @@
-import DictionaryTransport
 import Dispatch
 import Synchronization
 
-/// One encode per variant at a time, and a cap on concurrent large encodes (#13 item 10).
+/// One computation per key at a time, and a cap on concurrent large ones (#13 item 10): the
+/// compression middleware encodes each variant once (`SingleFlight<VariantKey, Value>`) and
+/// reads and hashes each resource version once however many identical requests arrive together.
 ///
-/// `run(key, …)` makes the first caller for `key` the leader: it encodes (after re-checking the cache
-/// the caller names) while every later caller for the same key waits for that result instead of
-/// encoding the same bytes again. An encode of `largeInputBytes` or more first takes one of
-/// `maxConcurrentLarge` slots, so a burst of distinct large encodes queues instead of multiplying
-/// CPU and memory. Followers get the leader's error too (they would have failed the same way).
+/// `run(key, …)` makes the first caller for `key` the leader: it computes (after re-checking the cache
+/// the caller names) while every later caller for the same key waits for that result (the same value,
+/// shared: arrays copy-on-write) instead of doing the same work again. Work on `largeInputBytes` or
+/// more first takes one of `maxConcurrentLarge` slots, so a burst of distinct large jobs queues
+/// instead of multiplying CPU and memory. Followers get the leader's error too.
 ///
 /// Waiting blocks the calling thread: call it where the caller may block (the compression middleware
-/// encodes large bodies on worker queues; small ones take milliseconds). Thread-safe.
-final class EncodeSingleFlight<Key: Hashable & Sendable>: Sendable {
+/// handles large bodies on worker queues; small ones take milliseconds). Thread-safe.
+final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// How a `run` ended for this caller.
     enum Role: Equatable { case leader, follower, cached }
 
     private final class Flight: @unchecked Sendable {
         // Written once by the leader before `done.leave()`, read by followers after `done.wait()`.
         let done = DispatchGroup()
-        var result: Result<CachedVariant, any Error>?
+        var result: Result<Value, any Error>?
         init() { done.enter() }
     }
 
@@ -32,10 +33,10 @@ final class EncodeSingleFlight<Key: Hashable & Sendable>: Sendable {
         self.largeInputBytes = largeInputBytes
     }
 
-    /// The variant for `key`: from `cached()` when a flight for it just finished, from the flight in
-    /// progress, or encoded now by `encode` (`inputBytes` decides whether it counts as large).
-    func run(_ key: Key, inputBytes: Int, cached: () -> CachedVariant?,
-             encode: () throws -> CachedVariant) throws -> (CachedVariant, Role) {
+    /// The value for `key`: from `cached()` when a flight for it just finished, from the flight in
+    /// progress, or computed now by `compute` (`inputBytes` decides whether it counts as large).
+    func run(_ key: Key, inputBytes: Int, cached: () -> Value?,
+             compute: () throws -> Value) throws -> (Value, Role) {
         let (flight, isLeader): (Flight, Bool) = flights.withLock { table in
             if let existing = table[key] { return (existing, false) }
             let new = Flight()
@@ -46,7 +47,7 @@ final class EncodeSingleFlight<Key: Hashable & Sendable>: Sendable {
             flight.done.wait()
             return (try flight.result!.get(), .follower)
         }
-        let result: Result<CachedVariant, any Error>
+        let result: Result<Value, any Error>
         var role = Role.leader
         if let hit = cached() {
             // A flight for this key finished between the caller's cache miss and now.
@@ -55,7 +56,7 @@ final class EncodeSingleFlight<Key: Hashable & Sendable>: Sendable {
         } else {
             let large = inputBytes >= largeInputBytes
             if large { largeSlots.wait() }
-            result = Result { try encode() }
+            result = Result { try compute() }
             if large { largeSlots.signal() }
         }
         flight.result = result
