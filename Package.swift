@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "DictionaryCodec", targets: ["DictionaryCodec"]),
         .library(name: "HTTPCore", targets: ["HTTPCore"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
+        .library(name: "HTTPClient", targets: ["HTTPClient"]),
         .library(name: "DictionaryTransport", targets: ["DictionaryTransport"]),
         .library(name: "DCServe", targets: ["DCServe"]),
     ],
@@ -61,6 +62,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The upstream HTTP/1.1 client on HTTPCore's event loops (pool, timeouts, retry, round robin).
+        .target(
+            name: "HTTPClient",
+            dependencies: [
+                "HTTPCore",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
         .target(
             name: "DictionaryTransport",
             dependencies: [
@@ -75,6 +84,8 @@ let package = Package(
             name: "DCServe",
             dependencies: [
                 "HTTPServer",
+                "HTTPClient",
+                "HTTPCore",
                 "DictionaryTransport",
                 "DictionaryCodec",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -106,6 +117,7 @@ let package = Package(
         ),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPCore"]),
         .testTarget(
             name: "DictionaryTransportTests",
             dependencies: [
@@ -113,7 +125,7 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
-        .testTarget(name: "DCServeTests", dependencies: ["DCServe"]),
+        .testTarget(name: "DCServeTests", dependencies: ["DCServe", "HTTPClient", "HTTPCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -5,7 +5,8 @@
 // Input layout: byte 0 chooses where the input is split into two reads and byte 1 picks tight or
 // default limits; the rest is the byte stream a client sends. Every request found is inspected
 // (method, target, fields, body), so crashes in the accessors count too. Invariants checked:
-// consumed <= offered, progress when a request is returned, body within the limit.
+// consumed <= offered, progress when a request is returned, body within the limit; with bodies
+// streamed (flag bits), heads and parts in place.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRequestParser(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -21,10 +22,13 @@ public func fuzzRequestParser(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt
     }
     let cut = input.isEmpty ? 0 : Int(data[0]) % (input.count + 1)
     var parser = RequestParser(limits: limits)
+    // Bit 1: heads with bodies are reported first (pausesAtBodies); bit 2: their bodies are streamed.
+    parser.pausesAtBodies = data[1] & 2 != 0
+    let streams = data[1] & 4 != 0
     var pending: [UInt8] = []
     for piece in [input[0..<cut], input[cut...]] {
         pending += piece
-        while true {
+        while !pending.isEmpty || parser.hasPendingOutput {
             let result: (consumed: Int, output: RequestParser.Output)
             do {
                 result = try pending.withUnsafeBytes { try parser.parse($0) }
@@ -34,6 +38,27 @@ public func fuzzRequestParser(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt
                 return 0
             }
             precondition(result.consumed >= 0 && result.consumed <= pending.count, "consumed out of range")
+            switch result.output {
+            case .head(let head):
+                precondition(parser.pausesAtBodies && result.consumed > 0, "head without pausing or progress")
+                _ = head.method.utf8.count + head.target.utf8.count
+                do { try parser.continueBody(streaming: streams) } catch {
+                    precondition(error.status == 413, "continueBody: unexpected error")
+                    return 0
+                }
+                pending.removeFirst(result.consumed)
+                continue
+            case .bodyPart(let range):
+                precondition(streams && !range.isEmpty && range.upperBound == result.consumed, "body part out of place")
+                pending.removeFirst(result.consumed)
+                continue
+            case .bodyEnd:
+                precondition(streams, "body end without streaming")
+                pending.removeFirst(result.consumed)
+                continue
+            default:
+                break
+            }
             pending.removeFirst(result.consumed)
             guard case .request(let request) = result.output else { break }
             precondition(result.consumed > 0, "request without progress")

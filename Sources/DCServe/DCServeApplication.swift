@@ -155,9 +155,10 @@ public final class DCServeApplication: @unchecked Sendable {
     }
 
     /// Ends all background work and flushes the store, in order: precompression stops walking (and
-    /// is waited for), the background encoder drops its queue and finishes the job it runs,
-    /// housekeeping is cancelled, then one last flush and retention pass runs on its queue. Blocks
-    /// until done; idempotent. Call before the process exits, whatever the reason.
+    /// is waited for), the background encoder drops its queue, housekeeping is cancelled and one last
+    /// flush and retention pass runs on its queue, then the encode still running (if any) is waited
+    /// for — after the flush, so a long encode cannot cost the store's final save. Blocks until done;
+    /// idempotent. Call before the process exits, whatever the reason.
     public func stop() {
         guard stopping.set() else { return }
         backgroundWork.wait()
@@ -165,6 +166,7 @@ public final class DCServeApplication: @unchecked Sendable {
         housekeeping.cancel()
         let store = self.store, library = self.library, logger = self.logger
         housekeepingQueue.sync { Self.housekeep(store: store, library: library, logger: logger) }
+        background.waitForRunningJobs()
     }
 }
 

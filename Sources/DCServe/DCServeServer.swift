@@ -32,8 +32,10 @@ public final class DCServeServer: Sendable {
     /// `registry` is what the admin listener exposes; `accessLogger` logs one line per request
     /// (level `.critical` or higher silences it). Throws `ConfigurationError` (site root, store, an
     /// upstream handler that cannot be built).
-    public init(configuration: DCServeConfiguration, hosts: [String] = [], registry: PrometheusCollectorRegistry,
-                logger: Logger, accessLogger: Logger, upstreamHandler: UpstreamHandlerFactory = NoProxyHandler.factory) throws {
+    public init(configuration: DCServeConfiguration, hosts: [String] = [],
+                registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
+                logger: Logger = Logger(label: "dcserve"), accessLogger: Logger = Logger(label: "dcserve.access"),
+                upstreamHandler: UpstreamHandlerFactory = NoProxyHandler.factory) throws {
         self.configuration = configuration
         self.logger = logger
         let app = try DCServeApplication(configuration: configuration, logger: logger, upstreamHandler: upstreamHandler,
@@ -122,8 +124,9 @@ public final class DCServeServer: Sendable {
 
     /// Graceful shutdown: not ready, listeners closed, in-flight requests get
     /// `server.shutdownDeadlineSeconds`, then the application stops (background work, store flush).
+    /// `flushLogs` runs just before the final "stopped" line (buffered access-log writers).
     /// Returns true if connections had to be closed at the deadline.
-    public func shutdown() async -> Bool {
+    public func shutdown(flushLogs: () -> Void = {}) async -> Bool {
         application.readiness.setListenersOpen(false)
         let servers = [main] + (admin.map { [$0] } ?? [])
         let deadline = Duration.configured(seconds: configuration.server.shutdownDeadlineSeconds)
@@ -132,6 +135,7 @@ public final class DCServeServer: Sendable {
             for s in servers { s.shutdown(deadline: deadline) { remaining.arrive(forced: $0) } }
         }
         application.stop()
+        flushLogs()
         var stopped: Logger.Metadata = ["forced": "\(forced)"]
         if let tls = main.tlsHandshakes {
             stopped["tlsHandshakes"] = "\(tls.completed)"
@@ -143,12 +147,14 @@ public final class DCServeServer: Sendable {
     }
 
     /// `start()`, then serve until SIGTERM or SIGINT, then `shutdown()`. Returns whether it was forced.
-    public func run() async throws -> Bool {
+    /// The signal handlers are installed before the listeners open, so a signal that arrives during
+    /// start-up still shuts down gracefully.
+    public func run(flushLogs: () -> Void = {}) async throws -> Bool {
+        let (signals, signalled) = AsyncStream<Void>.makeStream()
+        ShutdownSignals.install(logger: logger) { signalled.yield() }
         try start()
-        await withCheckedContinuation { (signalled: CheckedContinuation<Void, Never>) in
-            ShutdownSignals.install(logger: logger) { signalled.resume() }
-        }
-        return await shutdown()
+        for await _ in signals { break }
+        return await shutdown(flushLogs: flushLogs)
     }
 
     /// Starts one HTTP server and logs `<name> on http://HOST:PORT` for every bound address; a bind

@@ -17,8 +17,10 @@ import Synchronization
 /// 3. sets `Content-Encoding`, `Vary`, a distinct ETag per variant, and answers `If-None-Match` /
 ///    `If-Modified-Since` itself against the chosen variant (the inner handler never sees them, so a
 ///    304 always refers to the representation the client would get).
-/// Range requests pass through as identity (only `Vary` is added). Other methods, statuses,
-/// streamed bodies and responses with `Cache-Control: no-transform` pass through untouched. Encoding
+/// Range requests pass through as identity (only `Vary` is added). Streamed 200 bodies (proxied
+/// responses too large to buffer) are compressed on the fly at the fast level with a plain coding
+/// (``StreamingEncodedBody``). Other methods and statuses, and responses with
+/// `Cache-Control: no-transform`, pass through untouched. Encoding
 /// errors fall back to identity (never a 500).
 ///
 /// Shortcuts that trust the ETag — the ``ResponseMemo`` and the ``ResourceCache`` (keyed by path and
@@ -149,8 +151,17 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// it; every side effect is also noted in `effects`.
     func process(_ request: HTTPServerRequest, _ response: HTTPServerResponse,
                  effects: inout ResponseEffects) -> (HTTPServerResponse, conditional: Bool) {
+        if case .stream(let body) = response.body, let encoded = streamingEncoded(request, response, body) {
+            effects.isReplayable = false
+            return (encoded, false)
+        }
         guard response.head.status == .ok, let length = response.body.knownLength,
               length <= Self.maximumBodyBytes else {
+            effects.isReplayable = false
+            return (response, false)
+        }
+        if request.head.method == .head && !response.isContentAddressed {
+            // A proxied HEAD has no body to store, hash or measure: its head passes as the upstream sent it.
             effects.isReplayable = false
             return (response, false)
         }
@@ -229,6 +240,38 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         }
         if compressible || scope != nil { addVary(to: &out.head.headerFields, scope: scope) }
         return (out, true)
+    }
+
+    /// A streamed 200 response to GET (a proxied body too large to buffer) compressed on the fly at
+    /// the fast level with the client's best plain coding; nil when it must pass as it is (already
+    /// encoded, no-transform, an event stream, an already-compressed media type, or identity is best).
+    func streamingEncoded(_ request: HTTPServerRequest, _ response: HTTPServerResponse, _ body: StreamBody) -> HTTPServerResponse? {
+        let fields = response.head.headerFields
+        guard request.head.method == .get, response.head.status == .ok,
+              fields[.contentEncoding].map({ $0.lowercased() == "identity" }) ?? true,
+              fields[.contentRange] == nil, !ProxyResponseHeaders.forbidsTransform(fields) else { return nil }
+        let contentType = (fields[.contentType] ?? "").lowercased()
+        guard !contentType.hasPrefix("text/event-stream"),
+              !precompressedTypes.value(for: contentType, compute: { CompressionEligibility.isPrecompressed(contentType: $0) })
+        else { return nil }
+        let accepted = AcceptEncoding(request.head.headerFields)
+        var best: (coding: ContentCoding, weight: Int)?
+        for coding in settings.preference where !coding.usesDictionary && coding != .identity {
+            let weight = accepted.weight(of: coding)
+            if weight > 0 && weight > (best?.weight ?? 0) { best = (coding, weight) }
+        }
+        guard let coding = best?.coding else { return nil }
+        let level = settings.fastLevels[coding] ?? coding.defaultLevel(.onTheFly)
+        var out = response
+        out.body = .stream(StreamingEncodedBody.wrap(body, coding: coding, level: level))
+        out.head.headerFields[.contentEncoding] = coding.rawValue
+        out.head.headerFields[.contentLength] = nil
+        out.head.headerFields[.acceptRanges] = nil
+        if let etag = fields[.eTag] {
+            out.head.headerFields[.eTag] = VariantETag.make(from: etag, coding: coding, level: level, dictionary: nil)
+        }
+        addVary(to: &out.head.headerFields, scope: rules.dictionaryScope(for: request.pathWithoutQuery))
+        return out
     }
 
     /// `Vary` for a resource whose encoding depends on the request: the dictionary fields too when

@@ -1,8 +1,9 @@
 import HTTPServer
 
 /// Sends each request to the handler of the longest route prefix that begins its path (the path
-/// without the query, compared byte for byte: `/api/` takes `/api/x`, not `/api`). A request no
-/// prefix covers gets 404. Built once from the configuration; immutable, so thread-safe.
+/// without the query in `RoutePath.normalized` form, compared byte for byte: `/api/` takes `/api/x`,
+/// not `/api`). A request no prefix covers gets 404; one whose dot segments climb above the root,
+/// 400. Built once from the configuration; immutable, so thread-safe.
 public struct RouteHandler: HTTPHandler {
     struct Entry: Sendable {
         let prefix: String
@@ -20,14 +21,17 @@ public struct RouteHandler: HTTPHandler {
     }
 
     /// Name of the route that takes `path` (nil: none, 404).
-    public func routeName(for path: Substring) -> String? { entry(for: path)?.name }
+    public func routeName(for path: Substring) -> String? { RoutePath.normalized(path).flatMap { entry(for: $0)?.name } }
 
-    func entry(for path: Substring) -> Entry? {
-        entries.first { path.utf8.starts(with: $0.prefix.utf8) }
+    func entry(for normalizedPath: String) -> Entry? {
+        entries.first { normalizedPath.utf8.starts(with: $0.prefix.utf8) }
     }
 
     public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
-        guard let entry = entry(for: request.pathWithoutQuery) else {
+        guard let path = RoutePath.normalized(request.pathWithoutQuery) else {
+            return respond(.text(.badRequest, "Bad Request: the path climbs above the root"))
+        }
+        guard let entry = entry(for: path) else {
             return respond(.text(.notFound, "Not Found"))
         }
         entry.handler.handle(request, respond: respond)

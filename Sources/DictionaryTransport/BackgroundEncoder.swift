@@ -21,7 +21,7 @@ public final class BackgroundEncoder<Key: Hashable & Sendable>: Sendable {
         var completed = 0
         var dropped = 0
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
-        /// Set by `close()`: no new jobs; blocked `close()` callers wait on these until idle.
+        /// Set by `close()`: no new jobs. `waitForRunningJobs()` callers wait on these until idle.
         var closed = false
         var closeWaiters: [DispatchSemaphore] = []
         var pending: Int { queue.count - queueHead }
@@ -85,16 +85,22 @@ public final class BackgroundEncoder<Key: Hashable & Sendable>: Sendable {
     /// Jobs refused as duplicates or because the queue was full.
     public var droppedCount: Int { state.withLock { $0.dropped } }
 
-    /// Stops the encoder for good (shutdown, before the process exits): later `submit`s are refused,
-    /// queued jobs are dropped (counted in `droppedCount`), and the call blocks until the jobs already
-    /// running have finished. Blocks the calling thread: never call it from a job.
+    /// Stops the encoder for good (shutdown, before the process exits): later `submit`s are refused
+    /// and queued jobs are dropped (counted in `droppedCount`). Jobs already running go on; wait for
+    /// them with `waitForRunningJobs()`.
     public func close() {
-        let wait: DispatchSemaphore? = state.withLock { s in
+        state.withLock { s in
             s.closed = true
-            let queued = s.pending
-            s.dropped += queued
+            s.dropped += s.pending
             for (key, _) in s.queue[s.queueHead...] { s.keys.remove(key) }
             s.queueHead = s.queue.count
+        }
+    }
+
+    /// Blocks the calling thread until no job runs (after `close()`, until the encoder is quiet for
+    /// good). Never call it from a job.
+    public func waitForRunningJobs() {
+        let wait: DispatchSemaphore? = state.withLock { s in
             guard s.running > 0 else { return nil }
             let semaphore = DispatchSemaphore(value: 0)
             s.closeWaiters.append(semaphore)

@@ -10,16 +10,22 @@ import Synchronization
 import HTTPCore
 
 /// One client connection: reads and parses requests, calls the handler, writes responses in request
-/// order, enforces timeouts and limits.
+/// order, enforces timeouts and limits. The decisions (keep-alive, framing, pausing, what a deadline
+/// means, how the connection ends) are `ConnectionStateMachine`'s; this class performs them: socket
+/// reads and writes, buffers, the handler call, deadlines, the access log.
 ///
 /// I/O is driven by the connection's `EventLoop`: its socket sits in the loop's edge-triggered epoll
 /// set, the loop calls `handleEvents` with each readiness edge and `checkDeadline` periodically. The
-/// connection remembers the edges (`readReady`, `waitingWritable`) and pauses reading by ignoring
-/// them (`readPaused`), so it never has to touch the epoll registration after adding it.
+/// connection remembers the edges (`readReady`, `waitingWritable`) and reads only while the state
+/// machine allows (`mayRead`), so it never has to touch the epoll registration after adding it.
+///
+/// Output is a queue: `queued` segments (large in-memory bodies are referenced, not copied, so many
+/// slow clients of one cached body share its bytes), then the `out` buffer (heads, small bodies,
+/// chunks), then an optional file region (sendfile).
 ///
 /// Thread-safety (why `@unchecked Sendable` is sound): every mutable property is read and written only
 /// on `queue`, the serial queue of the connection's event loop (shared with the loop's other
-/// connections, never run concurrently with itself). The loop calls in only from `queue`; the
+/// members, never run concurrently with itself). The loop calls in only from `queue`; the
 /// handler's `respond` callback either runs synchronously on `queue` (detected through
 /// `handlerThread`, an atomic) or hops onto `queue` with `queue.async`; stream writers hop onto
 /// `queue` the same way. Immutable properties (`id`, `loop`, `queue`, `context`, `remoteAddress`,
@@ -33,23 +39,31 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     private let context: ServerContext
     private let transport: ByteTransport
     private var parser: RequestParser
-
-    private enum State { case reading, handling, sendingBody, closing, closed }
-    private var state = State.reading
+    private var machine: ConnectionStateMachine
 
     // Input buffer: valid bytes are inBuffer[inStart..<inEnd].
     private var inBuffer: [UInt8]
     private var inStart = 0
     private var inEnd = 0
-    private var peerClosedInput = false
     /// `InputSequence` number of the latest read that returned bytes (0 before the first).
     private var lastReadSequence: UInt64 = 0
     /// What `prefetch` read, for `finishPrefetch`.
     private var prefetched = ReadOutcome.nothing
     /// Plain TCP: reads may be taken ahead of handling (`prefetch`). Not TLS, whose reads drive the handshake.
     private let prefetchable: Bool
+    /// Bytes read and discarded while lingering.
+    private var lingerBytes = 0
+    /// The handler's outstanding `RequestBodyStream.read`, and which stream it belongs to.
+    private var pendingBodyRead: (@Sendable (RequestBodyStream.Part) -> Void)?
+    private var bodyStreamGeneration: UInt64 = 0
 
-    // Output: bytes not yet written are out[outSent...]; then an optional file region.
+    // Output, in order: `queued` segments, then out[outSent...], then an optional file region.
+    private struct Segment {
+        let bytes: [UInt8]
+        var sent: Int
+    }
+    private var queued: [Segment] = []
+    private var queuedUnsent = 0
     private var out: [UInt8] = []
     private var outSent = 0
     private var pendingFile: (file: OpenFile, offset: Int64, remaining: Int64)?
@@ -57,25 +71,21 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     private var streamAcknowledgement: (@Sendable () -> Void)?
 
     // Readiness, from the loop's edge-triggered events. `readReady`: input may be waiting (set by a
-    // read edge, cleared when a read finds the socket drained). `readPaused`: do not read now (a
-    // request is being handled, or output is backed up). `waitingWritable`: a write would block; the
-    // next write edge resumes `flush`.
+    // read edge, cleared when a read finds the socket drained). `waitingWritable`: a write would
+    // block; the next write edge resumes `flush`. `peerHalfClosed`: EPOLLRDHUP seen, so an end of
+    // stream waits behind the data: a short read does not mean drained.
     private var registered = false
     private var readReady = false
-    private var readPaused = false
     private var inReadLoop = false
     private var waitingWritable = false
+    private var peerHalfClosed = false
 
     // Deadlines, checked by the loop's sweep (`checkDeadline`).
-    private enum DeadlineKind { case none, idle, header, body, write, handshake }
+    private typealias DeadlineKind = ConnectionStateMachine.DeadlineKind
     private var deadlineKind = DeadlineKind.none
     private var deadline = DispatchTime.distantFuture
 
-    // Current request.
-    private var requestsServed = 0
-    private var currentKeepAlive = true
-    private var currentIsHead = false
-    private var currentVersion = HTTPVersion.http1_1
+    // Current request, for the access log.
     private var currentMethod = ""
     private var currentTarget = ""
     private var currentStatus = 0
@@ -84,8 +94,6 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     private var continueSent = false
     private var inProcessInput = false
     private var inFlush = false
-    private var blockedOnOutput = false
-    private var shuttingDown = false
     /// pthread id of the thread running the handler synchronously on `queue`, else 0.
     private let handlerThread = Atomic<UInt>(0)
 
@@ -98,6 +106,8 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         self.transport = transport
         self.prefetchable = transport is PlainTCPTransport
         self.parser = RequestParser(limits: context.configuration.limits)
+        self.parser.pausesAtBodies = context.configuration.streamsRequestBody != nil
+        self.machine = ConnectionStateMachine(maxRequestsPerConnection: context.configuration.maxRequestsPerConnection)
         self.loop = context.loops.nextLoop()
         self.queue = loop.queue
         self.inBuffer = []
@@ -109,6 +119,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     }
 
     private func setUp() {
+        guard !isClosed else { return }  // shut down (and closed) before it joined its loop
         if transport.isEstablished {
             setDeadline(.idle, after: context.configuration.idleTimeout)
         } else {
@@ -117,30 +128,36 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         // Adding to the epoll set reports input that arrived already (an edge for the current state).
         guard loop.register(self, descriptor: transport.descriptor) else { close(); return }
         registered = true
-        if shuttingDown { close() }
+        if machine.shuttingDown { close() }
     }
+
+    private var isClosed: Bool { machine.phase == .closed }
+
+    /// Bytes queued for writing and not yet written (the file region aside).
+    private var pendingOutput: Int { queuedUnsent + out.count - outSent }
 
     // MARK: Events (called by the loop, on `queue`)
 
     /// One readiness edge from the loop: `mask` holds epoll event bits.
     func handleEvents(_ mask: UInt32) {
         guard noteEdges(mask) else { return }
-        if readReady && !readPaused { readLoop() }
+        if readReady && machine.mayRead { readLoop() }
     }
 
     /// Takes in the edges in `mask`: resumes a blocked write, remembers that input may be waiting.
     /// False when the connection is (or has just been) closed.
     private func noteEdges(_ mask: UInt32) -> Bool {
-        guard state != .closed else { return false }
+        guard !isClosed else { return false }
         if mask & (EPOLLOUT.rawValue | EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 && waitingWritable {
             waitingWritable = false
             flush()
-            if transport.readNeedsWritable && state != .closed { readReady = true }  // TLS handshake waiting to write
+            if transport.readNeedsWritable && !isClosed { readReady = true }  // TLS handshake waiting to write
         }
-        guard state != .closed else { return false }
+        guard !isClosed else { return false }
         if mask & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
             readReady = true
         }
+        if mask & (EPOLLRDHUP.rawValue | EPOLLHUP.rawValue) != 0 { peerHalfClosed = true }
         return true
     }
 
@@ -151,7 +168,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     /// here (their reads drive the handshake) and return false.
     func prefetch(_ mask: UInt32) -> Bool {
         guard prefetchable else { handleEvents(mask); return false }
-        guard noteEdges(mask), readReady && !readPaused else { return false }
+        guard noteEdges(mask), readReady && machine.mayRead else { return false }
         prefetched = readOnce()
         return prefetched != .nothing
     }
@@ -160,46 +177,44 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     func finishPrefetch() {
         let outcome = prefetched
         prefetched = .nothing
-        guard state != .closed else { return }
+        guard !isClosed else { return }
         inReadLoop = true  // resumeReading must not schedule a read: readLoop below reads on
         handle(outcome)
         inReadLoop = false
-        if readReady && !readPaused && state != .closed { readLoop() }
+        if readReady && machine.mayRead && !isClosed { readLoop() }
     }
 
     /// Reads input that may be waiting since reading resumed (scheduled through `loop.scheduleRead`).
     func readPending() {
-        guard state != .closed, readReady, !readPaused else { return }
+        guard !isClosed, readReady, machine.mayRead else { return }
         readLoop()
     }
 
-    /// Reads and processes while input may be waiting and reading is not paused. Bounded, so one
+    /// Reads and processes while input may be waiting and reading is allowed. Bounded, so one
     /// busy client cannot monopolise the loop: after a few rounds it yields until after the batch.
     private func readLoop() {
         inReadLoop = true
         defer { inReadLoop = false }
         var rounds = 0
-        while state != .closed && readReady && !readPaused {
+        while !isClosed && readReady && machine.mayRead {
             if rounds == 8 { loop.scheduleRead(self); return }
             rounds += 1
-            onReadable()
+            handle(readOnce())
         }
     }
 
     // MARK: Reading
 
-    private func onReadable() {
-        handle(readOnce())
-    }
-
     /// What one read left to do.
-    enum ReadOutcome { case nothing, bytes, endOfStream }
+    /// `discarded`: bytes were read and thrown away (see `ConnectionStateMachine.discardsInput`);
+    /// reading goes on.
+    enum ReadOutcome { case nothing, bytes, discarded, endOfStream }
 
     /// One read into the input buffer, without handling what it brought: the caller passes the
-    /// outcome to `handle(_:)`, at once (`onReadable`) or after the loop has read its other ready
-    /// sockets (`prefetch` / `finishPrefetch`).
+    /// outcome to `handle(_:)`, at once (`readLoop`) or after the loop has read its other ready
+    /// sockets (`prefetch` / `finishPrefetch`). While lingering, what is read is discarded here.
     private func readOnce() -> ReadOutcome {
-        guard state != .closed else { return .nothing }
+        guard !isClosed else { return .nothing }
         let chunk = context.configuration.readChunkSize
         if inStart == inEnd { inStart = 0; inEnd = 0 }
         if inBuffer.isEmpty {
@@ -225,8 +240,14 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         switch result {
         case .bytes(let n):
             // Drained (plain TCP: a short read; TLS: also nothing held in OpenSSL): the next arrival
-            // raises a new edge, so no read that could only return EAGAIN.
-            if transport.inputDrained(afterReading: n, of: inBuffer.count - end) { readReady = false }
+            // raises a new edge, so no read that could only return EAGAIN. Unless the peer's FIN is
+            // known to wait behind the data: it raises no new edge, so read on until end of stream.
+            if !peerHalfClosed && transport.inputDrained(afterReading: n, of: inBuffer.count - end) { readReady = false }
+            if machine.discardsInput {
+                lingerBytes += n
+                if lingerBytes > context.configuration.lingerMaxBytes { perform(machine.lingerLimitReached()) }
+                return .discarded
+            }
             inEnd += n
             lastReadSequence = InputSequence.next()
             return .bytes
@@ -237,9 +258,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
             if deadlineKind == .handshake && transport.isEstablished { updateReadDeadline() }
             return .nothing
         case .endOfStream:
-            peerClosedInput = true
             readReady = false
-            suspendReading()
             return .endOfStream
         case .failed:
             close()
@@ -250,28 +269,24 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     /// Handles what `readOnce` brought.
     private func handle(_ outcome: ReadOutcome) {
         switch outcome {
-        case .nothing: break
+        case .nothing, .discarded: break
         case .bytes: processInput()
-        case .endOfStream: if state == .reading { processInput() }
+        case .endOfStream:
+            failBodyStream(.connectionClosed)
+            perform(machine.peerClosed())
         }
     }
 
-    private func suspendReading() {
-        readPaused = true
-    }
-
+    /// Input that arrived while reading was not allowed raised its edge then: read it now (unless
+    /// the read loop on the stack will).
     private func resumeReading() {
-        guard state != .closed, !peerClosedInput else { return }
-        readPaused = false
-        // Input that arrived while paused raised its edge then: read it now (unless the read loop
-        // on the stack will).
-        if readReady && !inReadLoop { loop.scheduleRead(self) }
+        if readReady && machine.mayRead && !inReadLoop { loop.scheduleRead(self) }
     }
 
-    /// Parses buffered input and dispatches complete requests while the connection is free to.
+    /// Parses buffered input and dispatches complete requests while the state machine allows.
     private func processInput() {
         inProcessInput = true
-        while state == .reading && inStart < inEnd {
+        while machine.mayParse && (inStart < inEnd || parser.hasPendingOutput) {
             let start = inStart, end = inEnd
             let parsed: (consumed: Int, output: RequestParser.Output)
             do {
@@ -286,23 +301,44 @@ final class Connection: EventLoopMember, @unchecked Sendable {
             inStart += parsed.consumed
             switch parsed.output {
             case .needMoreData:
-                if parser.awaitingContinue && !continueSent {
+                // A streamed body's 100 Continue waits for the handler's first read.
+                if parser.awaitingContinue && !continueSent && !parser.isStreamingBody {
                     continueSent = true
                     out.append(contentsOf: ResponseWriter.continueResponse)
                 }
             case .request(let request):
                 continueSent = false
                 dispatch(request)
+            case .head(let request):
+                let head = makeHead(request)
+                let streamed = context.configuration.streamsRequestBody?(head) ?? false
+                do {
+                    try parser.continueBody(streaming: streamed)
+                } catch {
+                    respondWithParseError(error)
+                    break
+                }
+                if streamed { dispatch(request, head: head, streamedBody: true) }
+                continue
+            case .bodyPart(let range):
+                let bytes = Array(inBuffer[(start + range.lowerBound)..<(start + range.upperBound)])
+                machine.bodyPartDelivered()
+                if deadlineKind == .body { setDeadline(.none, after: .zero) }  // the handler's pace now
+                deliverBodyPart(.bytes(bytes))
+                continue
+            case .bodyEnd(let trailers):
+                continueSent = false
+                machine.requestBodyEnded()
+                if deadlineKind == .body { setDeadline(.none, after: .zero) }
+                deliverBodyPart(.end(trailers: trailers))
+                continue
             }
             if parsed.output.isNeedMoreData { break }
-            if out.count - outSent >= context.configuration.writeHighWatermark {
+            if pendingOutput >= context.configuration.writeHighWatermark {
                 flush()
                 // A client that pipelines but does not read: stop parsing and reading until the
                 // output drains (flush resumes us), so neither buffer grows without bound.
-                if state == .reading && out.count - outSent >= context.configuration.writeHighWatermark {
-                    blockedOnOutput = true
-                    break
-                }
+                if pendingOutput >= context.configuration.writeHighWatermark { machine.outputBackedUp() }
             }
         }
         if inStart == inEnd {
@@ -310,51 +346,60 @@ final class Connection: EventLoopMember, @unchecked Sendable {
             inEnd = 0
             // The buffer itself stays while the connection is busy; the sweep releases it when idle.
         }
-        if state == .reading {
-            if peerClosedInput {
-                // The client sent all it will: serve what is complete, then close.
-                state = .closing
-            } else {
-                updateReadDeadline()
-            }
+        if machine.mayParse {
+            // Every complete request is dispatched: close if the client sent all it will.
+            if machine.inputExhausted() == .none { updateReadDeadline() }
         }
-        if state != .reading || blockedOnOutput { suspendReading() } else { resumeReading() }
+        resumeReading()
         inProcessInput = false
         flush()
     }
 
     private func updateReadDeadline() {
-        if inStart == inEnd && parser.isBetweenRequests {
-            setDeadline(.idle, after: context.configuration.idleTimeout)
-        } else if parser.isReadingBody {
-            if deadlineKind != .body { setDeadline(.body, after: context.configuration.bodyReadTimeout) }
-        } else if deadlineKind != .header {
-            setDeadline(.header, after: context.configuration.headerReadTimeout)
+        let kind = ConnectionStateMachine.readDeadline(bufferEmpty: inStart == inEnd, betweenRequests: parser.isBetweenRequests,
+                                                       readingBody: parser.isReadingBody)
+        switch kind {
+        case .idle: setDeadline(.idle, after: context.configuration.idleTimeout)
+        case .body: if deadlineKind != .body { setDeadline(.body, after: context.configuration.bodyReadTimeout) }
+        default: if deadlineKind != .header { setDeadline(.header, after: context.configuration.headerReadTimeout) }
         }
     }
 
     // MARK: Handling
 
-    private func dispatch(_ parsed: ParsedRequest) {
-        requestsServed += 1
-        state = .handling
-        setDeadline(.none, after: .zero)
-        currentStart = MonotonicClock.nanoseconds()
-        currentKeepAlive = parsed.keepAlive && requestsServed < context.configuration.maxRequestsPerConnection
-        currentVersion = parsed.version
-        // https on TLS connections, or when a trusted proxy says so (TrustedProxies); else http.
-        let head = parsed.makeHTTPRequest { fields in
+    /// The handler's view of a parsed head. https on TLS connections, or when a trusted proxy says
+    /// so (TrustedProxies); else http.
+    private func makeHead(_ parsed: ParsedRequest) -> HTTPRequest {
+        parsed.makeHTTPRequest { fields in
             context.configuration.trustedProxies.scheme(secureConnection: transport.isSecure, remoteAddress: remoteAddress,
                                                         fields: fields)
         }
-        currentIsHead = head.method == .head
+    }
+
+    /// Hands a request to the handler. `head`: already made (a streamed body's head); `streamedBody`:
+    /// the body follows through a `RequestBodyStream`.
+    private func dispatch(_ parsed: ParsedRequest, head prepared: HTTPRequest? = nil, streamedBody: Bool = false) {
+        setDeadline(.none, after: .zero)
+        currentStart = MonotonicClock.nanoseconds()
+        let head = prepared ?? makeHead(parsed)
+        machine.requestParsed(keepAlive: parsed.keepAlive, version: parsed.version, isHead: head.method == .head)
         if context.accessLog.isEnabled {
             currentMethod = parsed.method
             currentTarget = parsed.target
         }
+        var bodyStream: RequestBodyStream?
+        if streamedBody {
+            machine.requestBodyStreamStarted()
+            bodyStreamGeneration += 1
+            let generation = bodyStreamGeneration
+            bodyStream = RequestBodyStream(expectedLength: parsed.contentLength.map(Int64.init), queue: queue) { [weak self] then in
+                guard let self else { then(.failed(.connectionClosed)); return }
+                self.bodyRead(generation: generation, then: then)
+            }
+        }
         let request = HTTPServerRequest(head: head, body: parsed.body, version: parsed.version,
-                                        remoteAddress: remoteAddress, connectionID: id, sequenceNumber: requestsServed,
-                                        receivedSequence: lastReadSequence, eventLoop: loop)
+                                        remoteAddress: remoteAddress, connectionID: id, sequenceNumber: machine.requestsServed,
+                                        receivedSequence: lastReadSequence, eventLoop: loop, bodyStream: bodyStream)
         let me = UInt(bitPattern: Int(bitPattern: pthread_self()))
         handlerThread.store(me, ordering: .relaxed)
         context.handler.handle(request) { [self] response in
@@ -367,41 +412,60 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         handlerThread.store(0, ordering: .relaxed)
     }
 
+    // MARK: Streamed request bodies
+
+    /// A `RequestBodyStream.read` (on `queue`).
+    private func bodyRead(generation: UInt64, then: @escaping @Sendable (RequestBodyStream.Part) -> Void) {
+        if isClosed { then(.failed(.connectionClosed)); return }
+        guard generation == bodyStreamGeneration, machine.streamingRequestBody, pendingBodyRead == nil else {
+            then(.failed(.finished))
+            return
+        }
+        pendingBodyRead = then
+        machine.bodyReadRequested()
+        if parser.awaitingContinue && !continueSent {
+            continueSent = true
+            out.append(contentsOf: ResponseWriter.continueResponse)
+        }
+        processInput()  // parses what is buffered; else sets the body deadline and resumes reading
+    }
+
+    /// Hands `part` to the outstanding read.
+    private func deliverBodyPart(_ part: RequestBodyStream.Part) {
+        let then = pendingBodyRead
+        pendingBodyRead = nil
+        then?(part)
+    }
+
+    /// Ends a streamed body that can no longer complete; an outstanding read gets `error`.
+    private func failBodyStream(_ error: RequestBodyError) {
+        guard machine.streamingRequestBody || pendingBodyRead != nil else { return }
+        machine.requestBodyEnded()
+        deliverBodyPart(.failed(error))
+    }
+
     /// Takes the handler's response (on `queue`) and queues it for writing.
     private func deliver(_ response: HTTPServerResponse) {
-        guard state == .handling else { return }  // closed meanwhile, or `respond` called twice
         let code = response.head.status.code
-        let bodyForbidden = code == 204 || code == 304 || (code >= 100 && code < 200)
-        var keepAlive = currentKeepAlive && !shuttingDown
-        let framing: BodyFraming
-        if bodyForbidden {
-            framing = .none
-        } else if let length = response.body.knownLength {
-            framing = .contentLength(length)
-        } else if currentVersion == .http1_1 {
-            framing = .chunked
-        } else {
-            framing = .closeDelimited
-            keepAlive = false
-        }
-        currentKeepAlive = keepAlive
+        // Nil: closed meanwhile, or `respond` called twice.
+        guard let plan = machine.responseReady(status: code, knownLength: response.body.knownLength) else { return }
         currentStatus = code
         if out.capacity == 0 { out.reserveCapacity(1024 + Int(min(response.body.knownLength ?? 0, Int64(context.configuration.inlineFileBodyLimit)))) }
         currentBytes = 0
         if let prepared = response.prepared {
-            ResponseWriter.appendHead(prepared, framing: framing, keepAlive: keepAlive, requestVersion: currentVersion,
+            ResponseWriter.appendHead(prepared, framing: plan.framing, keepAlive: plan.keepAlive, requestVersion: machine.version,
                                       serverLine: context.serverLine, into: &out)
         } else {
-            ResponseWriter.appendHead(response.head, framing: framing, keepAlive: keepAlive, requestVersion: currentVersion,
+            ResponseWriter.appendHead(response.head, framing: plan.framing, keepAlive: plan.keepAlive, requestVersion: machine.version,
                                       serverLine: context.serverLine, into: &out)
         }
-        if currentIsHead || bodyForbidden {
+        guard plan.sendsBody else {
             responseComplete()
             return
         }
         switch response.body {
         case .bytes(let bytes):
-            out.append(contentsOf: bytes)
+            appendBody(bytes)
             currentBytes = Int64(bytes.count)
             responseComplete()
         case .file(let body):
@@ -414,15 +478,32 @@ final class Connection: EventLoopMember, @unchecked Sendable {
                 }
             } else {
                 pendingFile = (body.file, body.range.lowerBound, Int64(body.range.count))
-                state = .sendingBody
+                machine.bodyPending()
             }
         case .stream(let body):
-            state = .sendingBody
-            let writer = StreamWriter(connection: self, chunked: framing == .chunked)
+            machine.bodyPending()
+            let writer = StreamWriter(connection: self, chunked: plan.framing == .chunked)
             stream = writer
             DispatchQueue.global().async { body.produce(writer) }
         }
         if !inProcessInput { flush() }
+    }
+
+    /// Queues an in-memory body. Small ones are copied behind the head (one write for both); larger
+    /// ones are written from `bytes` itself, so connections sending the same body share one copy.
+    private func appendBody(_ bytes: [UInt8]) {
+        if bytes.count <= context.configuration.inlineFileBodyLimit {
+            out.append(contentsOf: bytes)
+            return
+        }
+        if outSent < out.count {
+            queued.append(Segment(bytes: out, sent: outSent))
+            queuedUnsent += out.count - outSent
+        }
+        out = []
+        outSent = 0
+        queued.append(Segment(bytes: bytes, sent: 0))
+        queuedUnsent += bytes.count
     }
 
     /// Reads `range` of `file` onto the end of `out`. False when the file could not be read in full.
@@ -444,49 +525,105 @@ final class Connection: EventLoopMember, @unchecked Sendable {
 
     /// The current response's last byte is queued: log it and move on to the next request or close.
     private func responseComplete() {
+        failBodyStream(.connectionClosed)  // answered before its body ended: the connection closes after it
         context.accessLog.record(method: currentMethod, target: currentTarget, status: currentStatus, bytes: currentBytes,
                                  startNanos: currentStart, connectionID: id)
-        if currentKeepAlive {
-            state = .reading
+        switch machine.responseQueued() {
+        case .parseNext:
             if inFlush {
                 // Completed inside flush (file body sent): continue after flush returns, not recursively.
-                queue.async { if self.state == .reading { self.processInput() } }
+                queue.async { if self.machine.mayParse { self.processInput() } }
             } else if !inProcessInput {
                 processInput()
             }
-        } else {
-            state = .closing
-            suspendReading()
+        case .finishAndClose:
             if !inProcessInput && !inFlush { flush() }
+        default:
+            break
         }
     }
 
     private func respondWithParseError(_ error: HTTPParseError) {
+        if machine.streamingRequestBody {
+            // The handler owns this request's response (it may have begun it): just end the connection.
+            failBodyStream(.invalidFraming(error.reason))
+            close()
+            return
+        }
         currentMethod = "-"
         currentTarget = "-"
         currentStart = MonotonicClock.nanoseconds()
-        sendErrorAndClose(status: error.status, reason: error.reason)
+        perform(machine.parseFailed(status: error.status), reason: error.reason)
     }
 
-    private func sendErrorAndClose(status: Int, reason: String) {
+    /// Queues an error response that ends the connection, after everything queued before it.
+    private func sendError(status: Int, reason: String) {
         let response = HTTPServerResponse.text(HTTPResponse.Status(code: status), reason)
         ResponseWriter.appendHead(response.head, framing: .contentLength(response.body.knownLength ?? 0), keepAlive: false,
                                   requestVersion: .http1_1, serverLine: context.serverLine, into: &out)
         if case .bytes(let b) = response.body { out.append(contentsOf: b) }
         context.accessLog.record(method: currentMethod, target: currentTarget, status: status,
                                  bytes: response.body.knownLength ?? 0, startNanos: currentStart, connectionID: id)
-        state = .closing
-        suspendReading()
         flush()
+    }
+
+    /// Performs a state-machine action. `reason`: the text of an error response.
+    private func perform(_ action: ConnectionStateMachine.Action, reason: String = "") {
+        switch action {
+        case .none:
+            break
+        case .parseNext:
+            if !inProcessInput { processInput() }
+        case .finishAndClose:
+            if !inProcessInput && !inFlush { flush() }
+        case .respondWithErrorAndClose(let status):
+            // The unread input is discarded from now on (see `discardsInput`), while the responses
+            // before the error and the error itself are written.
+            inStart = 0
+            inEnd = 0
+            lingerBytes = 0
+            sendError(status: status, reason: reason)
+            resumeReading()
+        case .halfCloseAndLinger:
+            // Every response is written: send FIN, drop unread requests, and discard what else the
+            // client sends until it closes (or the linger bounds), so it can read all of our output.
+            transport.shutdownOutput()
+            inStart = 0
+            inEnd = 0
+            setDeadline(.linger, after: context.configuration.lingerTimeout)
+            resumeReading()
+        case .close:
+            close()
+        }
     }
 
     // MARK: Writing
 
-    /// Writes as much pending output as the socket takes; arms the write source when it is full.
+    /// Writes as much pending output as the socket takes; waits for writability when it is full.
     private func flush() {
         inFlush = true
         defer { inFlush = false }
-        while state != .closed {
+        while !isClosed {
+            if !queued.isEmpty {
+                let segment = queued[0]
+                let more = queued.count > 1 || outSent < out.count || pendingFile != nil
+                let result = segment.bytes.withUnsafeBytes { b in
+                    transport.write(UnsafeRawBufferPointer(rebasing: b[segment.sent...]), more: more)
+                }
+                switch result {
+                case .bytes(let n):
+                    queuedUnsent -= n
+                    if segment.sent + n == segment.bytes.count { queued.removeFirst() } else { queued[0].sent += n }
+                    if deadlineKind == .write { setDeadline(.write, after: context.configuration.writeTimeout) }
+                    continue
+                case .wouldBlock:
+                    waitForWritable()
+                    return
+                case .failed, .endOfStream:
+                    close()
+                    return
+                }
+            }
             if outSent < out.count {
                 let sent = outSent
                 let more = pendingFile != nil
@@ -531,12 +668,14 @@ final class Connection: EventLoopMember, @unchecked Sendable {
             waitingWritable = false
             if deadlineKind == .write { setDeadline(.none, after: .zero) }
             if let ack = streamAcknowledgement { streamAcknowledgement = nil; ack() }
-            if blockedOnOutput {
-                blockedOnOutput = false
-                queue.async { if self.state == .reading { self.processInput() } }
+            let wasPaused = machine.pausedForOutput
+            let action = machine.outputWritten(unreadInput: inStart < inEnd || readReady)
+            if action == .parseNext && wasPaused {
+                queue.async { if self.machine.mayParse { self.processInput() } }
+            } else {
+                perform(action)
             }
-            if state == .closing && pendingFile == nil { close() }
-            if state == .reading && deadlineKind == .none { updateReadDeadline() }
+            if machine.phase == .reading && deadlineKind == .none { updateReadDeadline() }
             return
         }
     }
@@ -562,25 +701,25 @@ final class Connection: EventLoopMember, @unchecked Sendable {
 
     /// Called on `queue` by a `StreamWriter`.
     fileprivate func streamWrite(_ writer: StreamWriter, _ chunk: [UInt8], then: @escaping @Sendable () -> Void) {
-        guard state == .sendingBody, stream === writer else { then(); return }
+        guard machine.phase == .sendingBody, stream === writer else { then(); return }
         if writer.chunked { ChunkedCoding.appendChunk(chunk, into: &out) } else { out.append(contentsOf: chunk) }
         currentBytes += Int64(chunk.count)
         if let previous = streamAcknowledgement { streamAcknowledgement = nil; previous() }
         streamAcknowledgement = then
         flush()
         // Below the watermark the producer may continue before the socket drained.
-        if out.count - outSent < context.configuration.writeHighWatermark, let ack = streamAcknowledgement {
+        if pendingOutput < context.configuration.writeHighWatermark, let ack = streamAcknowledgement {
             streamAcknowledgement = nil
             ack()
         }
     }
 
     fileprivate func streamFinish(_ writer: StreamWriter) {
-        guard state == .sendingBody, stream === writer else { return }
+        guard machine.phase == .sendingBody, stream === writer else { return }
         if writer.chunked { out.append(contentsOf: ChunkedCoding.lastChunk) }
         stream = nil
         responseComplete()
-        if state != .closed { flush() }
+        if !isClosed { flush() }
     }
 
     fileprivate func streamAbort(_ writer: StreamWriter) {
@@ -600,21 +739,21 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     /// and output buffers of a connection with nothing in them, so an idle keep-alive connection holds
     /// none, while a busy one reuses its buffers from request to request.
     func checkDeadline(_ now: DispatchTime) {
-        if state == .reading && inStart == inEnd && outSent == out.count && pendingFile == nil {
+        if machine.phase == .reading && inStart == inEnd && pendingOutput == 0 && pendingFile == nil {
             if !inBuffer.isEmpty { inBuffer = [] }
             if out.capacity > 0 { out = [] }
         }
-        guard state != .closed, deadlineKind != .none, now >= deadline else { return }
-        switch deadlineKind {
-        case .idle, .write, .none, .handshake:
-            close()
-        case .header, .body:
+        guard !isClosed, deadlineKind != .none, now >= deadline else { return }
+        let kind = deadlineKind
+        if kind == .body { failBodyStream(.timedOut) }
+        let action = machine.deadlinePassed(kind)
+        if case .respondWithErrorAndClose = action {
             currentMethod = "-"
             currentTarget = "-"
             currentStart = MonotonicClock.nanoseconds()
-            sendErrorAndClose(status: 408, reason: deadlineKind == .header ? "request head not received in time"
-                                                                             : "request body not received in time")
+            setDeadline(.none, after: .zero)
         }
+        perform(action, reason: kind == .header ? "request head not received in time" : "request body not received in time")
     }
 
     // MARK: Shutdown and close
@@ -623,10 +762,8 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     /// `Connection: close`. Call from any thread.
     func beginShutdown() {
         queue.async {
-            self.shuttingDown = true
-            if self.state == .reading && self.inStart == self.inEnd && self.parser.isBetweenRequests && self.outSent == self.out.count {
-                self.close()
-            }
+            let idle = self.inStart == self.inEnd && self.parser.isBetweenRequests && self.pendingOutput == 0
+            self.perform(self.machine.shutdownRequested(idle: idle))
         }
     }
 
@@ -634,8 +771,9 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     func forceClose() { queue.async { self.close() } }
 
     private func close() {
-        guard state != .closed else { return }
-        state = .closed
+        guard !isClosed else { return }
+        failBodyStream(.connectionClosed)
+        machine.closed()
         pendingFile = nil
         if let s = stream { s.cancelled.store(true, ordering: .relaxed); stream = nil }
         if let ack = streamAcknowledgement { streamAcknowledgement = nil; ack() }
@@ -643,6 +781,8 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         if registered { loop.deregister(self, descriptor: transport.descriptor); registered = false }
         transport.close()
         out = []
+        queued = []
+        queuedUnsent = 0
         inBuffer = []
         context.registry.remove(self)
     }

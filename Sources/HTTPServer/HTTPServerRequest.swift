@@ -25,10 +25,13 @@ public struct HTTPServerRequest: Sendable {
     /// that does I/O for the request (an upstream exchange) does it on this loop: no thread hop, and
     /// its callbacks run on `eventLoop.queue`, the connection's own queue.
     public var eventLoop: EventLoop?
+    /// The body as a stream, for requests the server was told to stream
+    /// (`ServerConfiguration.streamsRequestBody`) that have a body; `body` is then empty. Nil otherwise.
+    public var bodyStream: RequestBodyStream?
 
     public init(head: HTTPRequest, body: [UInt8] = [], version: HTTPVersion = .http1_1,
                 remoteAddress: String = "", connectionID: UInt64 = 0, sequenceNumber: Int = 1,
-                receivedSequence: UInt64 = 0, eventLoop: EventLoop? = nil) {
+                receivedSequence: UInt64 = 0, eventLoop: EventLoop? = nil, bodyStream: RequestBodyStream? = nil) {
         self.head = head
         self.pathWithoutQuery = Self.pathWithoutQuery(of: head)
         self.body = body
@@ -38,6 +41,7 @@ public struct HTTPServerRequest: Sendable {
         self.sequenceNumber = sequenceNumber
         self.receivedSequence = receivedSequence
         self.eventLoop = eventLoop
+        self.bodyStream = bodyStream
     }
 
     /// The request target's path without the query (`/a/b?x=1` → `/a/b`). Kept up to date with `head`

@@ -29,6 +29,24 @@ public struct ParsedRequest: Sendable {
     public let body: [UInt8]
     /// Trailer fields of a chunked body, in order (validated like header fields).
     public let trailers: [(name: String, value: String)]
+    /// The Content-Length of a head reported before its body (`RequestParser.Output.head`); nil for
+    /// chunked bodies and for complete requests.
+    public let contentLength: Int?
+
+    init(headBytes: [UInt8], methodRange: Range<Int>, targetRange: Range<Int>, fieldRanges: [(name: Range<Int>, value: Range<Int>)],
+         version: HTTPVersion, targetForm: RequestTargetForm, keepAlive: Bool, body: [UInt8],
+         trailers: [(name: String, value: String)], contentLength: Int? = nil) {
+        self.headBytes = headBytes
+        self.methodRange = methodRange
+        self.targetRange = targetRange
+        self.fieldRanges = fieldRanges
+        self.version = version
+        self.targetForm = targetForm
+        self.keepAlive = keepAlive
+        self.body = body
+        self.trailers = trailers
+        self.contentLength = contentLength
+    }
 
     public var method: String { String(decoding: headBytes[methodRange], as: UTF8.self) }
     public var target: String { String(decoding: headBytes[targetRange], as: UTF8.self) }

@@ -36,6 +36,15 @@ public struct RequestParser {
     public enum Output {
         case needMoreData
         case request(ParsedRequest)
+        /// With `pausesAtBodies`: a head whose body follows (its `body` is empty). Call
+        /// `continueBody(streaming:)` before parsing on.
+        case head(ParsedRequest)
+        /// A streamed body's next bytes: this range of the buffer just passed to `parse` (copy them
+        /// out before the buffer changes).
+        case bodyPart(Range<Int>)
+        /// A streamed body is complete (with the trailer fields of a chunked body); the next request
+        /// may follow.
+        case bodyEnd(trailers: [(name: String, value: String)])
     }
 
     private enum State: Equatable {
@@ -45,10 +54,43 @@ public struct RequestParser {
         case chunkData(remaining: Int)
         case chunkDataEnd
         case trailers
+        /// A streamed Content-Length body is complete; the next `parse` reports `.bodyEnd`.
+        case streamedBodyEnd
     }
+
+    /// What happens to the body of the current request.
+    private enum BodyDisposition { case buffered, undecided, streamed }
 
     public let limits: RequestParserLimits
     private var state: State = .head
+    private var disposition = BodyDisposition.buffered
+
+    /// When true, a request with a body is first reported as `.head`; the caller then decides with
+    /// `continueBody(streaming:)` whether its body is buffered (as without this flag, `.request` at
+    /// the end) or streamed (`.bodyPart`s then `.bodyEnd`, no size limit: the consumer bounds it).
+    public var pausesAtBodies = false
+
+    /// True when `parse` has an output to report even with no further input (`.bodyEnd` of a
+    /// streamed Content-Length body): call it with the remaining (possibly empty) input.
+    public var hasPendingOutput: Bool { state == .streamedBodyEnd }
+
+    /// True while a streamed body is being parsed (from `continueBody(streaming: true)` to `.bodyEnd`).
+    public var isStreamingBody: Bool { disposition == .streamed }
+
+    /// Decides how the body of the request just reported as `.head` is read. Buffering applies
+    /// `maxBodyBytes` (throws 413 for a Content-Length over it).
+    public mutating func continueBody(streaming: Bool) throws(HTTPParseError) {
+        precondition(disposition == .undecided, "continueBody without a pending head")
+        if streaming {
+            disposition = .streamed
+        } else {
+            disposition = .buffered
+            if case .fixedBody(let length) = state {
+                guard length <= limits.maxBodyBytes else { throw .contentTooLarge }
+                body.reserveCapacity(length)
+            }
+        }
+    }
 
     // Head scanning, offsets relative to the first unconsumed byte of the head.
     private var scanned = 0
@@ -101,16 +143,32 @@ public struct RequestParser {
             if state == .head {  // no body
                 return (pos, .request(makeRequest()))
             }
+            if pausesAtBodies {
+                disposition = .undecided
+                return (pos, .head(makeHead()))
+            }
         }
         while true {
             let available = buffer.count - pos
             switch state {
             case .head:
+                if disposition == .streamed {
+                    let t = trailers
+                    reset()
+                    return (pos, .bodyEnd(trailers: t))
+                }
                 return (pos, .request(makeRequest()))
+            case .streamedBodyEnd:
+                reset()
+                return (pos, .bodyEnd(trailers: []))
             case .fixedBody(let remaining):
                 guard available > 0 else { return (pos, .needMoreData) }
                 awaitingContinue = false
                 let n = min(remaining, available)
+                if disposition == .streamed {
+                    state = remaining == n ? .streamedBodyEnd : .fixedBody(remaining: remaining - n)
+                    return (pos + n, .bodyPart(pos..<pos + n))
+                }
                 body.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[pos..<pos + n]))
                 pos += n
                 state = remaining == n ? .head : .fixedBody(remaining: remaining - n)
@@ -127,15 +185,18 @@ public struct RequestParser {
                     state = .trailers
                     trailerBytes = 0
                 } else {
-                    guard size <= limits.maxBodyBytes - body.count else { throw .contentTooLarge }
+                    if disposition != .streamed {
+                        guard size <= limits.maxBodyBytes - body.count else { throw .contentTooLarge }
+                    }
                     state = .chunkData(remaining: size)
                 }
             case .chunkData(let remaining):
                 guard available > 0 else { return (pos, .needMoreData) }
                 let n = min(remaining, available)
+                state = remaining == n ? .chunkDataEnd : .chunkData(remaining: remaining - n)
+                if disposition == .streamed { return (pos + n, .bodyPart(pos..<pos + n)) }
                 body.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[pos..<pos + n]))
                 pos += n
-                state = remaining == n ? .chunkDataEnd : .chunkData(remaining: remaining - n)
             case .chunkDataEnd:
                 guard available >= 2 else {
                     if available == 1 && buffer[pos] != 0x0D { throw .badRequest("chunk data not followed by CRLF") }
@@ -377,14 +438,30 @@ public struct RequestParser {
             state = .chunkSize
             awaitingContinue = expectContinue && version == .http1_1
         } else if let length = contentLength, length > 0 {
-            guard length <= limits.maxBodyBytes else { throw .contentTooLarge }
-            body.reserveCapacity(length)
+            if !pausesAtBodies {  // else decided in continueBody
+                guard length <= limits.maxBodyBytes else { throw .contentTooLarge }
+                body.reserveCapacity(length)
+            }
             state = .fixedBody(remaining: length)
             awaitingContinue = expectContinue && version == .http1_1
         } else {
             state = .head
         }
         scanned = 0
+    }
+
+    /// The head just parsed, without its body, leaving the parser ready to read the body.
+    private func makeHead() -> ParsedRequest {
+        let shift = headStart
+        let keepAlive = version == .http1_1 ? !connectionClose : (connectionKeepAlive && !connectionClose)
+        return ParsedRequest(
+            headBytes: pendingHead,
+            methodRange: (methodRange.lowerBound - shift)..<(methodRange.upperBound - shift),
+            targetRange: (targetRange.lowerBound - shift)..<(targetRange.upperBound - shift),
+            fieldRanges: fieldRanges.map { (name: ($0.name.lowerBound - shift)..<($0.name.upperBound - shift),
+                                             value: ($0.value.lowerBound - shift)..<($0.value.upperBound - shift)) },
+            version: version, targetForm: targetForm, keepAlive: keepAlive, body: [], trailers: [],
+            contentLength: contentLength)
     }
 
     private mutating func makeRequest() -> ParsedRequest {
@@ -403,6 +480,7 @@ public struct RequestParser {
 
     private mutating func reset() {
         state = .head
+        disposition = .buffered
         scanned = 0
         lineStart = 0
         headStart = 0

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import HTTPCore
+import HTTPTypes
 
 /// Everything the server needs to know to run, with documented defaults.
 public struct ServerConfiguration: Sendable {
@@ -27,6 +28,19 @@ public struct ServerConfiguration: Sendable {
     /// A response must make write progress at least this often (a client that stops reading is
     /// dropped). Default 30 s.
     public var writeTimeout: Duration = .seconds(30)
+    /// A connection that ends with input it has not read (an error answered mid-request, a
+    /// `Connection: close` response followed by more pipelined requests) first sends every queued
+    /// response, then shuts its sending side and reads and discards input (RFC 9112 §9.6), so the
+    /// client can read all of it instead of losing it to a reset. Lingering ends when the client
+    /// closes, after this long, or after `lingerMaxBytes`. Default 10 s.
+    public var lingerTimeout: Duration = .seconds(10)
+    /// Most bytes discarded while lingering. Default 64 MiB.
+    public var lingerMaxBytes: Int = 64 << 20
+    /// Requests for which this returns true get their body as a stream (`HTTPServerRequest.bodyStream`,
+    /// see `RequestBodyStream`) instead of buffered whole; `limits.maxBodyBytes` does not apply to
+    /// them (the consumer bounds what it keeps). Called on the event loop with each request head that
+    /// has a body. Nil (default): every body is buffered.
+    public var streamsRequestBody: (@Sendable (HTTPRequest) -> Bool)?
     /// Parser size limits (request line 8 KiB, head 16 KiB, 100 fields, body 1 MiB).
     public var limits = RequestParserLimits()
     /// Value of the `Server` response field; nil sends none. Default "dcserve".

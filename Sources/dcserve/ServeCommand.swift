@@ -1,13 +1,10 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import DCServe
 import DictionaryTransport
-import HTTPServer
 import Logging
 import Metrics
 import Prometheus
-import Synchronization
 
 /// `dcserve serve`: the dictionary-compression server, until SIGTERM/SIGINT.
 ///
@@ -217,8 +214,9 @@ struct ServeCommand: AsyncParsableCommand {
 
         do {
             let server = try DCServeServer(configuration: appConfiguration, hosts: host, registry: registry,
-                                           logger: logger, accessLogger: accessLogger)
-            _ = try await server.run()
+                                           logger: logger, accessLogger: accessLogger,
+                                           upstreamHandler: ReverseProxyHandler.factory(logger: logger))
+            _ = try await server.run { BufferedLogWriter.standardError.flush() }
         } catch let error as ConfigurationError {
             throw CLIError(describe(error))
         } catch let error as DCServeServer.StartError {

@@ -41,6 +41,45 @@ import Testing
         #expect(router.routeName(for: "/api/v2") == "api")
     }
 
+    @Test func routesMatchTheNormalizedPath() throws {
+        let router = RouteHandler([(name: "site", prefix: "/", handler: named("site")),
+                                   (name: "api", prefix: "/api/", handler: named("api"))])
+        #expect(router.routeName(for: "/static/../api/x") == "api")
+        #expect(router.routeName(for: "/%61pi/x") == "api")
+        #expect(router.routeName(for: "/api/./x") == "api")
+        #expect(router.routeName(for: "/api/../x") == "site")
+        #expect(router.routeName(for: "/api%2Fx") == "site")  // an encoded slash is not a separator
+        #expect(router.routeName(for: "/api/..") == "site")
+        #expect(try respond(router, "/../etc/passwd").head.status == .badRequest)
+        #expect(try respond(router, "/a/../../x").head.status == .badRequest)
+    }
+
+    @Test func normalizedPaths() {
+        let cases: [(Substring, String?)] = [
+            ("/", "/"), ("/a/b", "/a/b"), ("/a/./b", "/a/b"), ("/a/../b", "/b"), ("/a/b/..", "/a/"), ("/a/b/.", "/a/b/"),
+            ("/%7Euser/%2e%2E/x", "/x"), ("/%41%2f%zz%", "/A%2f%zz%"), ("/..", nil), ("/a/../..", nil), ("/.hidden", "/.hidden"),
+            ("/a//../b", "/a/b"), ("/%2e", "/"),
+        ]
+        for (input, expected) in cases {
+            #expect(RoutePath.normalized(input) == expected, "\(input)")
+        }
+    }
+
+    /// Random paths over the characters that matter (bounded count, fixed seed): normalizing never
+    /// traps, leaves no dot segment, and is idempotent.
+    @Test func normalizationHoldsOnRandomPaths() {
+        var rng = SplitMix64(seed: 9842)
+        let alphabet = Array("/.%2eEaF/.x".utf8)
+        for _ in 0..<20_000 {
+            let length = Int(rng.next() % 24)
+            let path = "/" + String(decoding: (0..<length).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] }, as: UTF8.self)
+            guard let normalized = RoutePath.normalized(path[...]) else { continue }
+            let segments = normalized.split(separator: "/", omittingEmptySubsequences: false)
+            #expect(normalized.hasPrefix("/") && !segments.contains("..") && !segments.dropLast().contains("."), "\(path) → \(normalized)")
+            #expect(RoutePath.normalized(normalized[...]) == normalized, "\(path) → \(normalized)")
+        }
+    }
+
     @Test func unroutedPathsGet404() throws {
         let router = RouteHandler([(name: "api", prefix: "/api/", handler: named("api"))])
         #expect(try respond(router, "/other").head.status == .notFound)
@@ -121,7 +160,8 @@ import Testing
     }
 }
 
-/// `BackgroundEncoder.close()`: drops queued jobs, waits for the running one, refuses new ones.
+/// `BackgroundEncoder.close()` drops queued jobs and refuses new ones; `waitForRunningJobs()` waits
+/// for the running one.
 @Suite struct BackgroundEncoderCloseTests {
     @Test func closeWaitsForTheRunningJobAndDropsTheQueue() {
         let encoder = BackgroundEncoder<Int>(maxConcurrent: 1)
@@ -131,10 +171,24 @@ import Testing
         started.wait()
         for key in 2...5 { #expect(encoder.submit(key) { ran.withLock { $0.append(key) } }) }
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) { release.signal() }
-        encoder.close()  // returns only after job 1 finished
+        encoder.close()
+        encoder.waitForRunningJobs()  // returns only after job 1 finished
         #expect(ran.withLock { $0 } == [1])
         #expect(encoder.droppedCount == 4)
         #expect(!encoder.submit(6) {})
         #expect(encoder.pendingCount == 0)
+    }
+}
+
+/// A small deterministic generator for bounded random tests.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

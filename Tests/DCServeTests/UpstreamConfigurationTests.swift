@@ -59,6 +59,15 @@ import Testing
         #expect(c.routes[0].prefix == "/v2/")
     }
 
+    @Test func upstreamsAndRoutesFromTheEnvironmentAlone() async throws {
+        let c = try await ConfigurationLoader.load(file: try file("{}"), environment: [
+            "DCSERVE_UPSTREAMS_NAMES": "api", "DCSERVE_UPSTREAMS_API_SERVERS": "http://127.0.0.1:8000",
+            "DCSERVE_ROUTES_NAMES": "api", "DCSERVE_ROUTES_API_PREFIX": "/", "DCSERVE_ROUTES_API_UPSTREAM": "api",
+        ])
+        #expect(c.upstreams == [Upstream(name: "api", servers: ["http://127.0.0.1:8000"])])
+        #expect(c.routes == [Route(name: "api", prefix: "/", upstream: "api")])
+    }
+
     @Test func noRoutesIsTodaysStaticSite() async throws {
         let c = try await ConfigurationLoader.load(file: try file("{}"), environment: [:])
         #expect(c.upstreams.isEmpty && c.routes.isEmpty)

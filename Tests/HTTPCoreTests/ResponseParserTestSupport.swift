@@ -88,10 +88,10 @@ func parseResponses(_ input: [UInt8], splitAt cuts: [Int] = [], heads: [Bool] = 
             handle(event, [])
         } catch {
             // A fresh, untouched parser at EOF is a clean end of the stream, not an error.
-            if !(parser.hasNotStarted && !outcome.responses.isEmpty) { outcome.error = error as? ResponseParseError }
+            if !(parser.hasNotStarted && !outcome.responses.isEmpty) { outcome.error = error }
         }
     } else if eof {
-        do { _ = try parser.endOfInput() } catch { outcome.error = error as? ResponseParseError }
+        do { _ = try parser.endOfInput() } catch { outcome.error = error }
     }
     return outcome
 }

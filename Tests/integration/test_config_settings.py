@@ -197,3 +197,61 @@ def test_quick_mode_refuses_bad_upstream_url(dcserve_bin, tmp_path, url):
 def test_upstream_with_root_is_refused(dcserve_bin, tmp_path):
     err = refused(dcserve_bin, ["--upstream", "http://127.0.0.1:9", "--root", str(tmp_path)])
     assert "--root" in err
+
+
+def test_upstream_flag_replaces_the_files_routes(dcserve_bin, tmp_path):
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({
+        "site": {"root": str(ROOT / "examples/site")}, "store": {"path": str(tmp_path / "store")},
+        "upstreams": {"names": ["api"], "api": {"servers": ["http://127.0.0.1:9"]}},
+        "routes": {"names": ["static", "api"], "static": {"prefix": "/static/"}, "api": {"prefix": "/", "upstream": "api"}},
+    }))
+    with DCServe(dcserve_bin, ["--config", str(cfg)]) as s:
+        assert s.get("/static/app.v1.js")[0] == 200  # the file's routes: /static/ from the site
+        assert s.get("/other")[0] in (502, 503, 504)
+    with DCServe(dcserve_bin, ["--config", str(cfg), "--upstream", "http://127.0.0.1:9"]) as s:
+        assert s.get("/static/app.v1.js")[0] in (502, 503, 504)  # everything upstream now
+        assert "routes=/→upstream " in s.logs()
+
+
+def test_route_to_a_missing_upstream_is_refused(dcserve_bin, tmp_path):
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"routes": {"names": ["api"], "api": {"prefix": "/api/", "upstream": "nope"}}}))
+    err = refused(dcserve_bin, ["--config", str(cfg)])
+    assert "invalid configuration: routes.api.upstream: no upstream named \"nope\"" in err, err
+
+
+def raw_status(s: DCServe, target: str) -> int:
+    sock = s.connect()
+    sock.sendall(f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+    head = sock.recv(4096)
+    sock.close()
+    return int(head.split(b" ", 2)[1])
+
+
+def test_routes_match_the_normalized_path(dcserve_bin, tmp_path):
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({
+        "site": {"root": str(ROOT / "examples/site")}, "store": {"path": str(tmp_path / "store")},
+        "upstreams": {"names": ["api"], "api": {"servers": ["http://127.0.0.1:9"]}},
+        "routes": {"names": ["static", "api"], "static": {"prefix": "/static/"}, "api": {"prefix": "/", "upstream": "api"}},
+    }))
+    with DCServe(dcserve_bin, ["--config", str(cfg)]) as s:
+        assert raw_status(s, "/static/app.v1.js") == 200
+        assert raw_status(s, "/%73tatic/app.v1.js") == 200
+        assert raw_status(s, "/x/../static/app.v1.js") == 200
+        assert raw_status(s, "/static/../x") in (502, 503, 504)
+        assert raw_status(s, "/../static/app.v1.js") == 400
+
+
+def test_admin_port_in_use_after_the_main_listener_opened_exits_cleanly(dcserve_bin, quick, tmp_path):
+    """The admin listener fails after the main one opened: the main listener is closed again, the
+    reason printed, exit 1 (no crash, no hang)."""
+    with DCServe(dcserve_bin, quick) as first:
+        p = run(dcserve_bin, "serve", "--port", "0", "--admin-port", str(first.admin_port), *quick[:2],
+                "--store", str(tmp_path / "store2"), check=False, timeout=30)
+        err = p.stderr.decode(errors="replace")
+        assert p.returncode == 1, err
+        assert f"cannot listen on 127.0.0.1:{first.admin_port}: port already in use" in err, err
+        assert "listening on http://127.0.0.1:" in err  # the main listener had opened first
+        assert first.get("/static/app.v1.js")[0] == 200

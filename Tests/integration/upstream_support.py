@@ -28,10 +28,11 @@ API_LISTEN_RE = re.compile(rb"example api listening on http://127\.0\.0\.1:(\d+)
 class ExampleAPI:
     """The example API as a child process (uvicorn, one worker)."""
 
-    def __init__(self, timeout: float = 20.0):
+    def __init__(self, port: int = 0, timeout: float = 20.0):
+        """`port` 0 picks a free one (`port` attribute); a given port lets a test restart the API in place."""
         self.log_file = tempfile.NamedTemporaryFile(prefix="example-api-", suffix=".txt", delete=False)
         python = os.environ.get("DCSERVE_PYTHON", sys.executable)
-        self.proc = subprocess.Popen([python, str(ROOT / "examples/api/serve.py"), "--port", "0"],
+        self.proc = subprocess.Popen([python, str(ROOT / "examples/api/serve.py"), "--port", str(port)],
                                      stdout=self.log_file, stderr=subprocess.STDOUT)
         self.port = None
         deadline = time.monotonic() + timeout
@@ -76,7 +77,8 @@ class ExampleAPI:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(timeout=10)
-        os.unlink(self.log_file.name)
+        if os.path.exists(self.log_file.name):
+            os.unlink(self.log_file.name)
 
     def __enter__(self) -> "ExampleAPI":
         return self

@@ -1,0 +1,285 @@
+import HTTPClient
+import HTTPServer
+import HTTPTypes
+import Logging
+import Synchronization
+
+/// One proxied exchange's response side: receives the upstream response from ``HTTPClient`` and
+/// answers the client exactly once.
+///
+/// - Head with a body of known length ≤ `maxBufferedBodyBytes`, or a chunked/close-delimited body of a
+///   transformable GET 200 (not `no-transform`, not `text/event-stream`): buffered, then answered as
+///   bytes (decoded to identity when possible, see ``UpstreamBodyDecoder``). A chunked body that
+///   outgrows the limit switches to streaming with what was buffered sent first.
+/// - Anything else streams: the client's response is a `.stream` body; each upstream part is written
+///   to it and the upstream is resumed only when the connection took the part (back-pressure). A
+///   client that went away cancels the exchange (the upstream connection is closed, not pooled).
+/// - A failure before the answer becomes 502/504 (``UpstreamFailure``); after a streamed head, the
+///   client's response is aborted (its connection closes, the client sees a truncated body).
+///
+/// Thread-safety: the client calls the delegate methods in order on the exchange's loop; the stream
+/// writer calls back on the connection's queue. All state is behind one `Mutex`; callbacks into the
+/// server and the client are made outside it.
+final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
+    struct Settings: Sendable {
+        var maxBufferedBodyBytes: Int
+        var maxDecodedBodyBytes: Int
+        var policy: ProxyHeaderPolicy
+    }
+
+    private enum Phase {
+        case waitingForHead
+        case buffering
+        case streaming
+        case done
+    }
+
+    private struct State {
+        var phase = Phase.waitingForHead
+        var head: HTTPResponse?
+        var buffer: [UInt8] = []
+        var respond: (@Sendable (HTTPServerResponse) -> Void)?
+        var writer: (any ResponseBodyWriter)?
+        /// Parts (and the upstream's resume) that arrived before the stream writer did.
+        var pending: [(bytes: [UInt8], resume: (@Sendable () -> Void)?)] = []
+        /// End of the upstream body seen while parts were pending: true = finished, false = failed.
+        var ending: Bool?
+        /// A part is with the connection and its `then` has not run yet.
+        var writing = false
+        var exchange: HTTPClientExchange?
+        var cancelRequested = false
+    }
+
+    let upstream: String
+    let request: HTTPRequest
+    let settings: Settings
+    let logger: Logger
+    private let state: Mutex<State>
+
+    init(upstream: String, request: HTTPRequest, settings: Settings, logger: Logger,
+         respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+        self.upstream = upstream
+        self.request = request
+        self.settings = settings
+        self.logger = logger
+        var s = State()
+        s.respond = respond
+        state = Mutex(s)
+    }
+
+    /// The exchange, once `execute` returned it (a cancel requested earlier is carried out now).
+    func attach(_ exchange: HTTPClientExchange) {
+        let cancel = state.withLock { s -> Bool in
+            s.exchange = exchange
+            return s.cancelRequested
+        }
+        if cancel { exchange.cancel() }
+    }
+
+    private func cancelExchange() {
+        let exchange = state.withLock { s -> HTTPClientExchange? in
+            s.cancelRequested = true
+            return s.exchange
+        }
+        exchange?.cancel()
+    }
+
+    /// Takes the `respond` closure (nil when the client was already answered).
+    private func takeRespond(_ s: inout State) -> (@Sendable (HTTPServerResponse) -> Void)? {
+        defer { s.respond = nil }
+        return s.respond
+    }
+
+    // MARK: HTTPClientResponseDelegate
+
+    func didReceiveInformational(_ head: HTTPResponse) {}  // dcserve answered the client's 100-continue itself
+
+    func didReceiveHead(_ head: HTTPResponse, bodyLength: HTTPBodyLength) {
+        let cleaned = ProxyResponseHeaders.make(head, policy: settings.policy)
+        let buffer: Bool
+        switch bodyLength {
+        case .none:
+            let respond = state.withLock { s in s.phase = .done; return takeRespond(&s) }
+            respond?(HTTPServerResponse(head: cleaned, body: .empty))
+            return
+        case .known(let n):
+            buffer = Int64(n) <= Int64(settings.maxBufferedBodyBytes)
+        default:
+            buffer = isTransformable(cleaned)
+        }
+        if buffer {
+            state.withLock { s in
+                s.phase = .buffering
+                s.head = cleaned
+                if case .known(let n) = bodyLength { s.buffer.reserveCapacity(Int(n)) }
+            }
+        } else {
+            startStreaming(cleaned)
+        }
+    }
+
+    func didReceiveBodyPart(_ bytes: ArraySlice<UInt8>, resume: @escaping @Sendable () -> Void) {
+        enum Next { case resume, stream(HTTPResponse), flush, drop }
+        let next = state.withLock { s -> Next in
+            switch s.phase {
+            case .buffering:
+                s.buffer.append(contentsOf: bytes)
+                if s.buffer.count > settings.maxBufferedBodyBytes, let head = s.head { return .stream(head) }
+                return .resume
+            case .streaming:
+                s.pending.append((Array(bytes), resume))
+                return .flush
+            case .waitingForHead, .done:
+                return .drop
+            }
+        }
+        switch next {
+        case .resume: resume()
+        case .stream(let head):
+            startStreaming(head)  // the buffer goes first, then the upstream is resumed
+            state.withLock { s in s.pending.append(([], resume)) }
+            flushPending()
+        case .flush: flushPending()
+        case .drop: break
+        }
+    }
+
+    func didFinish(trailers: HTTPFields?) {
+        enum Next { case answer(HTTPResponse, [UInt8]), flush, nothing }
+        let next = state.withLock { s -> Next in
+            switch s.phase {
+            case .buffering:
+                s.phase = .done
+                let body = s.buffer
+                s.buffer = []
+                return .answer(s.head ?? HTTPResponse(status: .badGateway), body)
+            case .streaming:
+                s.ending = true
+                return .flush
+            case .waitingForHead, .done:
+                return .nothing
+            }
+        }
+        switch next {
+        case .answer(let head, let body):
+            let respond = state.withLock { takeRespond(&$0) }
+            respond?(buffered(head, body))
+        case .flush: flushPending()
+        case .nothing: break
+        }
+    }
+
+    func didFail(_ error: HTTPClientError) {
+        if case .cancelled = error { return }  // we cancelled: the client is gone
+        let failure = UpstreamFailure(error, upstream: upstream)
+        let answer = state.withLock { s -> Bool in
+            switch s.phase {
+            case .waitingForHead, .buffering:
+                s.phase = .done
+                s.buffer = []
+                return true
+            case .streaming:
+                s.ending = false
+                return false
+            case .done:
+                return false
+            }
+        }
+        logger.warning("upstream request failed", metadata: [
+            "upstream": "\(upstream)", "reason": "\(failure.reason)", "method": "\(request.method)",
+            "path": "\(request.path ?? "")", "answered": "\(answer ? String(failure.status.code) : "truncated")"])
+        if answer {
+            let respond = state.withLock { takeRespond(&$0) }
+            respond?(failure.response)
+        } else {
+            flushPending()
+        }
+    }
+
+    // MARK: Buffered answers
+
+    /// Whether the compression middleware may transform this response (so buffering it is useful).
+    private func isTransformable(_ head: HTTPResponse) -> Bool {
+        guard request.method == .get, head.status == .ok else { return false }
+        if ProxyResponseHeaders.forbidsTransform(head.headerFields) { return false }
+        if head.headerFields[.contentType]?.lowercased().hasPrefix("text/event-stream") == true { return false }
+        return true
+    }
+
+    private func buffered(_ head: HTTPResponse, _ body: [UInt8]) -> HTTPServerResponse {
+        guard isTransformable(head) else { return HTTPServerResponse(head: head, body: .bytes(body)) }
+        switch UpstreamBodyDecoder.decode(head.headerFields, body: body, maxDecodedBytes: settings.maxDecodedBodyBytes) {
+        case .unchanged:
+            return HTTPServerResponse(head: head, body: .bytes(body))
+        case .decoded(let fields, let identity):
+            var decoded = head
+            decoded.headerFields = fields
+            return HTTPServerResponse(head: decoded, body: .bytes(identity))
+        case .failed(let reason):
+            logger.warning("upstream body not decoded; passed as sent", metadata: [
+                "upstream": "\(upstream)", "reason": "\(reason)", "path": "\(request.path ?? "")"])
+            return HTTPServerResponse(head: head, body: .bytes(body))
+        }
+    }
+
+    // MARK: Streaming
+
+    /// Answers the client with a stream body; what was buffered so far is written first.
+    private func startStreaming(_ head: HTTPResponse) {
+        let respond = state.withLock { s -> (@Sendable (HTTPServerResponse) -> Void)? in
+            s.phase = .streaming
+            if !s.buffer.isEmpty {
+                s.pending.insert((s.buffer, nil), at: 0)
+                s.buffer = []
+            }
+            return takeRespond(&s)
+        }
+        respond?(HTTPServerResponse(head: head, body: .stream(StreamBody { [self] writer in
+            state.withLock { $0.writer = writer }
+            flushPending()
+        })))
+    }
+
+    /// Writes the pending parts in order, one at a time (each after the connection took the previous
+    /// one, then the upstream is resumed), then carries out a finish or failure that arrived meanwhile.
+    private func flushPending() {
+        enum Next { case write(any ResponseBodyWriter, [UInt8], (@Sendable () -> Void)?), finish(any ResponseBodyWriter),
+                    abort(any ResponseBodyWriter), nothing }
+        let next = state.withLock { s -> Next in
+            guard s.phase == .streaming, let writer = s.writer, !s.writing else { return .nothing }
+            if !s.pending.isEmpty {
+                s.writing = true
+                let part = s.pending.removeFirst()
+                return .write(writer, part.bytes, part.resume)
+            }
+            guard let ending = s.ending else { return .nothing }
+            s.phase = .done
+            return ending ? .finish(writer) : .abort(writer)
+        }
+        switch next {
+        case .write(let writer, let bytes, let resume):
+            write(bytes, to: writer) { [self] in
+                state.withLock { $0.writing = false }
+                resume?()
+                flushPending()
+            }
+        case .finish(let writer): writer.finish()
+        case .abort(let writer): writer.abort()
+        case .nothing: break
+        }
+    }
+
+    /// Writes `bytes`; once the connection took them, `then` runs — unless the client went away,
+    /// in which case the upstream exchange is cancelled instead.
+    private func write(_ bytes: [UInt8], to writer: any ResponseBodyWriter, then: @escaping @Sendable () -> Void) {
+        let taken: @Sendable () -> Void = { [self] in
+            if writer.isCancelled {
+                state.withLock { $0.phase = .done; $0.pending = [] }
+                cancelExchange()
+            } else {
+                then()
+            }
+        }
+        if bytes.isEmpty { taken() } else { writer.write(bytes, then: taken) }
+    }
+}

@@ -1,0 +1,99 @@
+import DictionaryCodec
+import HTTPClient
+import HTTPCore
+import HTTPServer
+import HTTPTypes
+import Logging
+
+/// Forwards requests to one upstream (RFC 9110 §7.6) with ``HTTPClient`` on the event loop the
+/// request arrived on (no thread hop), and relays the answer (``ProxyResponseRelay``).
+///
+/// - The request head goes through ``ProxyRequestHeaders`` (hop-by-hop fields, forwarding fields,
+///   Host, dictionary fields, Accept-Encoding); the complete request body is forwarded with
+///   `Content-Length` (dcserve has already answered `Expect: 100-continue`).
+/// - Responses up to `maxBufferedBodyBytes` are buffered and handed on as bytes (decoded to identity
+///   by ``UpstreamBodyDecoder`` when they are gzip/br/zstd and may be transformed), so the compression
+///   middleware can encode them and store dictionaries; larger ones, and streams (SSE), are relayed
+///   as a `.stream` body with back-pressure: the upstream is read only as fast as the client takes it.
+/// - Upstream failures before the head become 502 (refused, reset, invalid) or 504 (timeout) with a
+///   short body and a log line naming the upstream and the reason; after the head, the client's
+///   response is cut short (the connection closes), never left hanging.
+///
+/// Thread-safety: immutable; `handle` may run on any event loop concurrently.
+public final class ReverseProxyHandler: HTTPHandler {
+    public let name: String
+    let client: HTTPClient
+    let policy: ProxyHeaderPolicy
+    let upstreamAuthority: String
+    let maxBufferedBodyBytes: Int
+    let maxDecodedBodyBytes: Int
+    let logger: Logger
+
+    /// Builds the handler and its client for `upstream` (validated configuration). Requests are
+    /// executed on the loop they arrived on; a request without one (built in process) uses
+    /// ``FallbackLoop``.
+    public init(upstream: Upstream, logger: Logger) throws {
+        let urls = try upstream.serverURLs()
+        name = upstream.name
+        var configuration = HTTPClientConfiguration(servers: urls.map { UpstreamServer(host: $0.host, port: $0.port, tls: $0.tls) })
+        configuration.connectTimeout = .configured(seconds: upstream.connectTimeoutSeconds)
+        configuration.sendTimeout = .configured(seconds: upstream.sendTimeoutSeconds)
+        configuration.readTimeout = .configured(seconds: upstream.readTimeoutSeconds)
+        configuration.maxIdleConnectionsPerLoop = upstream.maxIdleConnections
+        configuration.idleTimeout = .configured(seconds: upstream.idleTimeoutSeconds)
+        configuration.maxRequestsPerConnection = upstream.maxRequestsPerConnection
+        configuration.failureBackoff = .configured(seconds: upstream.failureBackoffSeconds)
+        if urls.contains(where: \.tls) {
+            configuration.tls = TLSClientConfiguration(caFile: upstream.tlsCAFile)
+        }
+        client = HTTPClient(configuration: configuration, loops: FallbackLoop.group)
+        policy = ProxyHeaderPolicy(upstream)
+        upstreamAuthority = urls.first.map { UpstreamServer(host: $0.host, port: $0.port, tls: $0.tls).authority } ?? ""
+        maxBufferedBodyBytes = upstream.maxBufferedBodyBytes
+        maxDecodedBodyBytes = upstream.maxDecodedBodyBytes
+        self.logger = logger
+    }
+
+    /// The factory `DCServeServer` takes: one handler per configured upstream.
+    public static func factory(logger: Logger) -> UpstreamHandlerFactory {
+        { upstream in try ReverseProxyHandler(upstream: upstream, logger: logger) }
+    }
+
+    public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+        let context = ProxyRequestHeaders.Context(
+            clientAddress: request.remoteAddress, scheme: request.head.scheme ?? "http",
+            protocolVersion: "\(request.version.major).\(request.version.minor)", upstreamAuthority: upstreamAuthority)
+        let head = ProxyRequestHeaders.make(request.head, context: context, policy: policy)
+        let fields = request.head.headerFields
+        let hasBody = fields[.contentLength] != nil || fields[.transferEncoding] != nil || !request.body.isEmpty
+        let relay = ProxyResponseRelay(upstream: name, request: request.head, settings: .init(
+            maxBufferedBodyBytes: maxBufferedBodyBytes, maxDecodedBodyBytes: maxDecodedBodyBytes, policy: policy),
+            logger: logger, respond: respond)
+        let exchange = client.execute(HTTPClientRequest(head: head, body: hasBody ? .bytes(request.body) : .none),
+                                      on: request.eventLoop, delegate: relay)
+        relay.attach(exchange)
+    }
+}
+
+/// One event loop, shared by every proxy handler, for exchanges whose request came from no loop
+/// (in-process callers). Made when the first handler is built.
+enum FallbackLoop {
+    static let group = EventLoopGroup(count: 1, sweepInterval: .milliseconds(100), linger: ServerConfiguration().eventLoopLinger)
+}
+
+extension ProxyHeaderPolicy {
+    /// The header policy an upstream's configuration asks for.
+    public init(_ upstream: Upstream) {
+        self.init()
+        switch upstream.host {
+        case .keep: host = .keep
+        case .upstream: host = .upstream
+        case .fixed(let value): host = .fixed(value)
+        }
+        forwardedFor = upstream.forwardedFor
+        forwardedProto = upstream.forwardedProto
+        forwarded = upstream.forwarded
+        via = upstream.via
+        upstreamHandlesDictionaries = upstream.upstreamHandlesDictionaries
+    }
+}

@@ -1,0 +1,58 @@
+import Dispatch
+import HTTPCore
+import Synchronization
+
+/// The upstream HTTP/1.1 client of one upstream (its servers share one configuration): exchanges
+/// run on the caller's event loop, each loop keeping its own keep-alive pool per server, so an
+/// upstream connection lives on the same loop as the server connection it serves (no thread hop).
+///
+/// Thread-safety: `execute` may be called from any thread; everything else happens on loop queues.
+/// Lifetime: pools live as long as the client; `closeIdleConnections()` closes what they hold.
+public final class HTTPClient: Sendable {
+    public let configuration: HTTPClientConfiguration
+    private let group: EventLoopGroup
+    private let shared: ClientShared
+    private let pools: Mutex<[ObjectIdentifier: LoopPool]>
+
+    /// `loops`: where exchanges run when `execute` is not given a loop (normally the server's group).
+    /// A TLS configuration that cannot be loaded (bad CA file) makes every https exchange fail with
+    /// `connectFailed(errno: EPROTO)`; validate it beforehand with `TLSClientContext(configuration:)`.
+    public init(configuration: HTTPClientConfiguration, loops: EventLoopGroup) {
+        self.configuration = configuration
+        group = loops
+        shared = ClientShared(configuration: configuration)
+        pools = Mutex([:])
+    }
+
+    /// Runs one exchange on `loop` (the caller's loop; nil → the group's next loop). The delegate's
+    /// methods are called on that loop's queue. Returns a handle whose `cancel()` ends the exchange.
+    @discardableResult
+    public func execute(_ request: HTTPClientRequest, on loop: EventLoop?, delegate: any HTTPClientResponseDelegate) -> HTTPClientExchange {
+        let loop = loop ?? group.nextLoop()
+        let pool = self.pool(for: loop)
+        let context = ExchangeContext(request: request, delegate: delegate, loop: loop)
+        loop.queue.async { pool.start(context) }
+        return HTTPClientExchange(context: context)
+    }
+
+    /// Closes every idle pooled connection (e.g. at shutdown). Asynchronous, on each loop.
+    public func closeIdleConnections() {
+        for pool in pools.withLock({ Array($0.values) }) {
+            pool.loop.queue.async { pool.closeIdle() }
+        }
+    }
+
+    /// Idle pooled connections on `loop` (for tests and metrics). Call on `loop.queue`.
+    public func idleConnectionCount(on loop: EventLoop) -> Int {
+        pool(for: loop).idleCount
+    }
+
+    private func pool(for loop: EventLoop) -> LoopPool {
+        pools.withLock { pools in
+            if let pool = pools[ObjectIdentifier(loop)] { return pool }
+            let pool = LoopPool(loop: loop, shared: shared)
+            pools[ObjectIdentifier(loop)] = pool
+            return pool
+        }
+    }
+}

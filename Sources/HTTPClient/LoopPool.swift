@@ -1,0 +1,119 @@
+import Dispatch
+import HTTPCore
+
+/// What every loop's pool of one client shares: settings, server selection, the TLS context.
+/// Immutable (the selector locks itself).
+final class ClientShared: Sendable {
+    let configuration: HTTPClientConfiguration
+    let selector: ServerSelector
+    let tlsContext: Result<TLSClientContext, any Error>
+    let connectTimeout: UInt64
+    let sendTimeout: UInt64
+    let readTimeout: UInt64
+    let continueTimeout: UInt64
+    let idleTimeout: UInt64
+
+    init(configuration: HTTPClientConfiguration) {
+        self.configuration = configuration
+        selector = ServerSelector(servers: configuration.servers, failureBackoff: configuration.failureBackoff)
+        tlsContext = Result { try TLSClientContext(configuration: configuration.tls ?? TLSClientConfiguration()) }
+        connectTimeout = configuration.connectTimeout.nanosecondsForDeadline
+        sendTimeout = configuration.sendTimeout.nanosecondsForDeadline
+        readTimeout = configuration.readTimeout.nanosecondsForDeadline
+        continueTimeout = configuration.expectContinueTimeout.nanosecondsForDeadline
+        idleTimeout = configuration.idleTimeout.nanosecondsForDeadline
+    }
+}
+
+/// One event loop's keep-alive pool of one client: idle connections per server (most recently used
+/// first), capped at `maxIdleConnectionsPerLoop` per server, each closed after `idleTimeout`.
+///
+/// Thread-safety: used on `loop.queue` only, hence `@unchecked Sendable`. Lifetime: as long as the
+/// client (idle connections are registered on the loop and hold their pool).
+final class LoopPool: @unchecked Sendable {
+    let loop: EventLoop
+    let shared: ClientShared
+    private var idle: [UpstreamServer: [UpstreamConnection]] = [:]
+    /// Read buffer shared by this loop's connections (each read copies out what it got).
+    let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+
+    init(loop: EventLoop, shared: ClientShared) {
+        self.loop = loop
+        self.shared = shared
+    }
+
+    deinit { scratch.deallocate() }
+
+    /// Runs `context` on an idle connection to the next server, or on a new one. `fresh`: never an
+    /// idle one (the retry after a reused connection died). On `loop.queue`.
+    func start(_ context: ExchangeContext, server chosen: UpstreamServer? = nil, fresh: Bool = false) {
+        guard !context.isDone else { return }
+        guard let server = chosen ?? shared.selector.next(excluding: context.failedServers) else {
+            context.fail(.noServerAvailable)
+            return
+        }
+        if !fresh {
+            while var list = idle[server], let connection = list.popLast() {
+                idle[server] = list
+                if connection.isUsableWhenIdle {
+                    connection.begin(context)
+                    return
+                }
+                connection.close()
+            }
+        }
+        let connection = UpstreamConnection(pool: self, server: server)
+        connection.begin(context)
+        connection.connect()
+    }
+
+    /// A connect to `server` failed: try another server this exchange has not failed on, else fail.
+    func connectFailed(_ context: ExchangeContext, server: UpstreamServer, error: HTTPClientError) {
+        shared.selector.markFailed(server)
+        context.failedServers.insert(server)
+        if !context.isDone, let next = shared.selector.next(excluding: context.failedServers) {
+            start(context, server: next)
+        } else {
+            context.fail(error)
+        }
+    }
+
+    /// Takes back a connection whose exchange completed cleanly; closes it when the pool is full.
+    func release(_ connection: UpstreamConnection) {
+        var list = idle[connection.server] ?? []
+        guard list.count < shared.configuration.maxIdleConnectionsPerLoop else {
+            connection.close()
+            return
+        }
+        list.append(connection)
+        idle[connection.server] = list
+        connection.becomeIdle(until: DispatchTime.now().uptimeNanoseconds &+ shared.idleTimeout)
+    }
+
+    /// Forgets a connection that closed (idle or not).
+    func remove(_ connection: UpstreamConnection) {
+        guard var list = idle[connection.server], let i = list.firstIndex(where: { $0 === connection }) else { return }
+        list.remove(at: i)
+        idle[connection.server] = list
+    }
+
+    /// Number of idle connections (for tests and metrics). On `loop.queue`.
+    var idleCount: Int { idle.values.reduce(0) { $0 + $1.count } }
+
+    /// Closes every idle connection. On `loop.queue`.
+    func closeIdle() {
+        let all = idle.values.flatMap { $0 }
+        idle.removeAll()
+        for connection in all { connection.close() }
+    }
+}
+
+extension Duration {
+    /// Nanoseconds for a deadline, clamped to 0...UInt64.max / 4 (no overflow when added to uptime).
+    var nanosecondsForDeadline: UInt64 {
+        let (seconds, attoseconds) = components
+        if seconds < 0 { return 0 }
+        if seconds > 1_000_000_000 { return UInt64.max / 4 }
+        return UInt64(seconds) * 1_000_000_000 + UInt64(max(0, attoseconds / 1_000_000_000))
+    }
+}

@@ -1,0 +1,81 @@
+import HTTPTypes
+
+/// Serializes an `HTTPClientRequest`'s head as HTTP/1.1 bytes. Pure function.
+///
+/// Framing fields are the client's: `Content-Length`/`Transfer-Encoding`/`Connection`/`Keep-Alive`
+/// from the caller are dropped and replaced by what the body needs. Bytes that would break the
+/// message (CR, LF, NUL in values; space or controls in the path) are neutralised: values get a space,
+/// the path gets percent-encoding — so no caller input can split the request.
+enum RequestHeadEncoder {
+    enum Framing: Equatable {
+        case none
+        case contentLength(Int)
+        case chunked
+    }
+
+    static func framing(for request: HTTPClientRequest) -> Framing {
+        switch request.body {
+        case .none:
+            switch request.head.method {
+            case .post, .put, .patch: return .contentLength(0)
+            default: return .none
+            }
+        case .bytes(let bytes): return .contentLength(bytes.count)
+        case .stream(_, let length): return length.map { .contentLength($0) } ?? .chunked
+        }
+    }
+
+    static func encode(_ request: HTTPClientRequest, server: UpstreamServer, framing: Framing) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(512)
+        out.append(contentsOf: request.head.method.rawValue.utf8)
+        out.append(0x20)
+        let path = request.head.path ?? "/"
+        for b in (path.isEmpty ? "/" : path).utf8 {
+            if b <= 0x20 || b == 0x7F {
+                out.append(0x25)
+                out.append(hexDigit(b >> 4))
+                out.append(hexDigit(b & 0xF))
+            } else {
+                out.append(b)
+            }
+        }
+        out.append(contentsOf: " HTTP/1.1\r\n".utf8)
+        var hasHost = false
+        for field in request.head.headerFields {
+            switch field.name {
+            case .contentLength, .transferEncoding, .connection, .init("keep-alive")!:
+                continue
+            case hostName:
+                hasHost = true
+            default:
+                break
+            }
+            appendField(field.name.rawName, field.value, to: &out)
+        }
+        if !hasHost {
+            appendField("Host", request.head.authority ?? server.authority, to: &out)
+        }
+        switch framing {
+        case .none: break
+        case .contentLength(let n): appendField("Content-Length", String(n), to: &out)
+        case .chunked: appendField("Transfer-Encoding", "chunked", to: &out)
+        }
+        out.append(0x0D)
+        out.append(0x0A)
+        return out
+    }
+
+    private static func appendField(_ name: String, _ value: String, to out: inout [UInt8]) {
+        out.append(contentsOf: name.utf8)
+        out.append(0x3A)
+        out.append(0x20)
+        for b in value.utf8 { out.append(b == 0x0D || b == 0x0A || b == 0x00 ? 0x20 : b) }
+        out.append(0x0D)
+        out.append(0x0A)
+    }
+
+    private static let hostName = HTTPField.Name("Host")!
+
+    private static func hexDigit(_ v: UInt8) -> UInt8 { v < 10 ? 0x30 + v : 0x41 + v - 10 }
+}

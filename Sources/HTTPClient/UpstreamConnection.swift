@@ -1,0 +1,576 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import HTTPCore
+import HTTPTypes
+
+/// One upstream HTTP/1.1 connection, a member of its pool's event loop: connects (non-blocking,
+/// TLS for https servers), writes one exchange's request (head, then the body as the connection
+/// takes it, `Expect: 100-continue` honoured), parses the response with `ResponseParser` and hands
+/// it to the exchange's delegate with back-pressure (no socket read while a body part awaits
+/// `resume`), then goes back to the pool or closes.
+///
+/// It is reused only when the exchange completed cleanly: response framed (not close-delimited),
+/// keep-alive, the request fully sent, no stray bytes after the response, under
+/// `maxRequestsPerConnection`. Any error, cancel or timeout closes it. A reused connection that dies
+/// (EOF, reset) before any response byte re-runs an idempotent, replayable request once on a fresh
+/// connection (RFC 9110 §9.2.2).
+///
+/// Deadlines (checked by the loop's sweep): connect (TCP + TLS handshake), send (no write progress),
+/// read (no byte; not while paused by the delegate), the 100-continue wait, idle.
+///
+/// Thread-safety: used on its loop's queue only (`EventLoopMember` contract), hence
+/// `@unchecked Sendable` for the closures that hop back to that queue.
+final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
+    let id = EventLoopMemberID.next()
+    let server: UpstreamServer
+    private let pool: LoopPool
+    private var loop: EventLoop { pool.loop }
+
+    private var transport: (any ByteTransport)?
+    private var connected = false
+    private var registered = false
+    private(set) var isClosed = false
+
+    private var exchange: ExchangeContext?
+    /// Exchanges completed on this connection.
+    private var completedExchanges = 0
+    /// The current exchange runs on a connection that served another before.
+    private var isReused = false
+    private var parser: ResponseParser
+
+    // Request side.
+    private enum BodyState {
+        case none
+        /// Waiting for `100 Continue` (or its timeout) before sending these bytes / this stream.
+        case heldBytes([UInt8])
+        case heldStream(any RequestBodySource, chunked: Bool)
+        /// The source may be asked for the next part when `out` is drained.
+        case pull(any RequestBodySource, chunked: Bool)
+        /// Asked; waiting for its answer.
+        case pulling(any RequestBodySource, chunked: Bool)
+        case done
+    }
+    private var body = BodyState.none
+    private var declaredLength: Int?
+    private var streamedBytes = 0
+    private var out: [UInt8] = []
+    private var outOffset = 0
+    private var requestSent = false
+
+    // Response side.
+    private var input: [UInt8] = []
+    private var inputOffset = 0
+    private var paused = false
+    private var sawResponseByte = false
+    private var reusable = true
+    /// The upstream's `Keep-Alive: timeout=N` of the last response, in nanoseconds (0 = none).
+    private var upstreamKeepAlive: UInt64 = 0
+
+    /// Uptime (ns) of the next deadline, 0 = none; `phase` names it.
+    private var deadline: UInt64 = 0
+    private var phase = Phase.connect
+    private enum Phase: String { case connect, send, read, `continue`, idle }
+    /// Bumped per exchange, so a stale `resume` or body part is ignored.
+    private var generation: UInt64 = 0
+
+    init(pool: LoopPool, server: UpstreamServer) {
+        self.pool = pool
+        self.server = server
+        parser = ResponseParser(limits: pool.shared.configuration.limits)
+    }
+
+    private var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+    // MARK: Connecting
+
+    /// Starts the TCP connection (name resolution off the loop for non-literal hosts).
+    func connect() {
+        phase = .connect
+        deadline = now &+ pool.shared.connectTimeout
+        let host = server.host, port = UInt16(clamping: server.port)
+        if Socket.isAddressLiteral(host) {
+            didStartConnect(Result { try Socket.connect(host: host, port: port) })
+        } else {
+            DispatchQueue.global().async {
+                let result = Result { try Socket.connect(host: host, port: port) }
+                self.loop.queue.async { self.didStartConnect(result) }
+            }
+        }
+    }
+
+    private func didStartConnect(_ result: Result<(descriptor: Int32, connected: Bool), any Error>) {
+        let started: (descriptor: Int32, connected: Bool)
+        switch result {
+        case .success(let s): started = s
+        case .failure(let error):
+            connectFailed(errno: (error as? SocketError)?.errno ?? EHOSTUNREACH)
+            return
+        }
+        guard !isClosed else { _ = Glibc.close(started.descriptor); return }
+        if server.tls {
+            guard case .success(let context) = pool.shared.tlsContext,
+                  let tls = TLSClientTransport(descriptor: started.descriptor, context: context,
+                                               serverName: server.host) else {
+                _ = Glibc.close(started.descriptor)
+                connectFailed(errno: EPROTO)
+                return
+            }
+            transport = tls
+        } else {
+            transport = PlainTCPTransport(descriptor: started.descriptor)
+        }
+        guard loop.register(self, descriptor: started.descriptor) else {
+            connectFailed(errno: errno)
+            return
+        }
+        registered = true
+        if started.connected { didConnect() }
+    }
+
+    private func didConnect() {
+        connected = true
+        if transport?.isEstablished == true { enterSendPhase() }
+        drive()
+    }
+
+    private func connectFailed(errno code: Int32) {
+        let context = exchange
+        exchange = nil
+        close()
+        if let context {
+            pool.connectFailed(context, server: server, error: .connectFailed(server: server, errno: code))
+        }
+    }
+
+    // MARK: EventLoopMember
+
+    func handleEvents(_ mask: UInt32) {
+        guard !isClosed else { return }
+        if !connected {
+            // EPOLLOUT | EPOLLERR | EPOLLHUP (0x4 | 0x8 | 0x10): the connect finished, one way or the other.
+            guard mask & 0x1C != 0, let fd = transport?.descriptor else { return }
+            let error = Socket.connectResult(fd)
+            guard error == 0 else { connectFailed(errno: error); return }
+            didConnect()
+            return
+        }
+        drive()
+    }
+
+    func checkDeadline(_ now: DispatchTime) {
+        guard !isClosed, deadline != 0, now.uptimeNanoseconds >= deadline else { return }
+        deadline = 0
+        switch phase {
+        case .idle:
+            close()
+        case .continue:
+            releaseHeldBody()
+            drive()
+        case .connect:
+            connectFailedByTimeout()
+        case .send, .read:
+            fail(.timedOut(server: server, phase: phase.rawValue))
+        }
+    }
+
+    private func connectFailedByTimeout() {
+        let context = exchange
+        exchange = nil
+        close()
+        if let context {
+            pool.connectFailed(context, server: server, error: .timedOut(server: server, phase: "connect"))
+        }
+    }
+
+    // MARK: Exchanges
+
+    /// True for an idle pooled connection that can take an exchange.
+    var isUsableWhenIdle: Bool { !isClosed && exchange == nil && connected }
+
+    /// Takes `context` as the current exchange (a new connection: before `connect`; an idle one: at once).
+    func begin(_ context: ExchangeContext) {
+        generation &+= 1
+        exchange = context
+        context.connection = self
+        isReused = completedExchanges > 0
+        let request = context.request
+        parser.expectResponse(toHEAD: request.head.method == .head)
+        let framing = RequestHeadEncoder.framing(for: request)
+        out = RequestHeadEncoder.encode(request, server: server, framing: framing)
+        outOffset = 0
+        requestSent = false
+        streamedBytes = 0
+        sawResponseByte = false
+        reusable = true
+        paused = false
+        input = []
+        inputOffset = 0
+        let expectsContinue = request.head.headerFields[values: .expect].contains { $0.lowercased() == "100-continue" }
+        let chunked = framing == .chunked
+        if case .contentLength(let n) = framing { declaredLength = n } else { declaredLength = nil }
+        switch request.body {
+        case .none:
+            body = .done
+        case .bytes(let bytes):
+            if expectsContinue && !bytes.isEmpty { body = .heldBytes(bytes) } else { out += bytes; body = .done }
+        case .stream(let source, _):
+            body = expectsContinue ? .heldStream(source, chunked: chunked) : .pull(source, chunked: chunked)
+        }
+        if connected {
+            enterSendPhase()
+            drive()
+        }
+    }
+
+    /// Back in the pool: read only to notice the server closing. A `Keep-Alive: timeout=N` from the
+    /// upstream shortens the stay to N - 1 seconds (so we stop using it before the server drops it).
+    func becomeIdle(until: UInt64) {
+        phase = .idle
+        deadline = until
+        if upstreamKeepAlive > 0 {
+            deadline = min(until, now &+ upstreamKeepAlive &- 1_000_000_000)
+        }
+    }
+
+    /// True when the upstream's `Keep-Alive: timeout` leaves time to reuse the connection.
+    var upstreamAllowsPooling: Bool { upstreamKeepAlive == 0 || upstreamKeepAlive > 1_000_000_000 }
+
+    /// `timeout=N` of the `Keep-Alive` field (RFC 2068 §19.7.1.1, still sent by some servers), in ns.
+    private static func keepAliveTimeout(_ head: ParsedResponseHead) -> UInt64 {
+        for value in head.values(of: "keep-alive") {
+            for parameter in value.split(separator: ",") {
+                let pair = parameter.split(separator: "=", maxSplits: 1).map {
+                    String($0.drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed())
+                }
+                if pair.count == 2, pair[0].lowercased() == "timeout", let seconds = UInt64(pair[1]), seconds < 1_000_000 {
+                    return seconds * 1_000_000_000
+                }
+            }
+        }
+        return 0
+    }
+
+    /// The exchange was cancelled: close without calling its delegate.
+    func abandon() {
+        exchange = nil
+        close()
+    }
+
+    private func enterSendPhase() {
+        guard transport?.isEstablished == true else { return }  // TLS: the connect deadline covers the handshake
+        if phase == .connect || phase == .idle {
+            phase = .send
+            deadline = now &+ pool.shared.sendTimeout
+        }
+    }
+
+    private func enterReadPhase() {
+        phase = .read
+        deadline = paused ? 0 : now &+ pool.shared.readTimeout
+    }
+
+    // MARK: Driving
+
+    private func drive() {
+        flush()
+        if !isClosed && !paused { readInput() }
+    }
+
+    /// Writes pending request bytes; asks the body source for more when drained.
+    private func flush() {
+        guard let transport, exchange != nil, connected else { return }
+        while !isClosed {
+            if outOffset < out.count {
+                let result = out.withUnsafeBytes { transport.write(UnsafeRawBufferPointer(rebasing: $0[outOffset...]), more: false) }
+                switch result {
+                case .bytes(let n):
+                    outOffset += n
+                    if phase == .connect { enterSendPhase() }
+                    if phase == .send { deadline = now &+ pool.shared.sendTimeout }
+                    continue
+                case .wouldBlock:
+                    if phase == .connect { enterSendPhase() }
+                    return
+                case .failed(let code):
+                    writeFailed(errno: code)
+                    return
+                case .endOfStream:
+                    writeFailed(errno: EPIPE)
+                    return
+                }
+            }
+            out.removeAll(keepingCapacity: true)
+            outOffset = 0
+            switch body {
+            case .none, .done:
+                if !requestSent {
+                    requestSent = true
+                    if phase != .read { enterReadPhase() }
+                }
+                return
+            case .heldBytes, .heldStream:
+                if phase != .continue && phase != .read {
+                    phase = .continue
+                    deadline = now &+ pool.shared.continueTimeout
+                }
+                return
+            case .pulling:
+                return
+            case .pull(let source, let chunked):
+                body = .pulling(source, chunked: chunked)
+                if phase == .send { deadline = 0 }  // waiting for our own client, not the upstream
+                let generation = generation
+                source.pull { part in
+                    self.loop.queue.async { self.receiveBodyPart(part, generation: generation) }
+                }
+                return
+            }
+        }
+    }
+
+    private func receiveBodyPart(_ part: RequestBodyPart, generation: UInt64) {
+        guard generation == self.generation, !isClosed, exchange != nil,
+              case .pulling(let source, let chunked) = body else { return }
+        switch part {
+        case .bytes(let bytes):
+            streamedBytes += bytes.count
+            if let declared = declaredLength, streamedBytes > declared { cancelExchange(); return }
+            if chunked { ChunkedCoding.appendChunk(bytes, into: &out) } else { out += bytes }
+            body = .pull(source, chunked: chunked)
+        case .end:
+            if let declared = declaredLength, streamedBytes != declared { cancelExchange(); return }
+            if chunked { out += ChunkedCoding.lastChunk }
+            body = .done
+        case .failed:
+            cancelExchange()
+            return
+        }
+        if phase != .read && phase != .send { phase = .send }
+        if phase == .send { deadline = now &+ pool.shared.sendTimeout }
+        flush()
+    }
+
+    private func releaseHeldBody() {
+        switch body {
+        case .heldBytes(let bytes):
+            out += bytes
+            body = .done
+        case .heldStream(let source, let chunked):
+            body = .pull(source, chunked: chunked)
+        default:
+            return
+        }
+        if phase == .continue {
+            phase = .send
+            deadline = now &+ pool.shared.sendTimeout
+        }
+    }
+
+    /// A write failed: the server may still have answered (e.g. an early error response), so read
+    /// what is there; the request cannot complete, so the connection is not reused.
+    private func writeFailed(errno code: Int32) {
+        if transport?.isEstablished == false {
+            connectFailed(errno: code)
+            return
+        }
+        reusable = false
+        out.removeAll()
+        outOffset = 0
+        body = .done
+        requestSent = false
+        if phase != .read { enterReadPhase() }
+        // Read on the next turn (this may run inside the parse loop): the reset or EOF, or an answer.
+        let generation = generation
+        loop.queue.async {
+            guard generation == self.generation, !self.isClosed, !self.paused else { return }
+            self.readInput()
+        }
+    }
+
+    // MARK: Reading
+
+    private func readInput() {
+        guard let transport else { return }
+        if exchange == nil {
+            // Idle: any byte or EOF means the server is done with this connection.
+            guard connected else { return }
+            switch transport.read(into: pool.scratch) {
+            case .wouldBlock: return
+            default: close()
+            }
+            return
+        }
+        processInput()
+        while !isClosed && !paused && exchange != nil {
+            let result = transport.read(into: pool.scratch)
+            switch result {
+            case .bytes(let n):
+                let fresh = UnsafeRawBufferPointer(rebasing: pool.scratch[0..<n])
+                if inputOffset < input.count {
+                    var joined = [UInt8]()
+                    joined.reserveCapacity(input.count - inputOffset + n)
+                    joined += input[inputOffset...]
+                    joined += fresh
+                    input = joined
+                } else {
+                    input = Array(fresh)
+                }
+                inputOffset = 0
+                sawResponseByte = true
+                if phase == .read { deadline = now &+ pool.shared.readTimeout }
+                processInput()
+            case .wouldBlock:
+                if phase == .connect { enterSendPhase() }
+                return
+            case .endOfStream:
+                endOfInput(errno: 0)
+                return
+            case .failed(let code):
+                if transport.isEstablished == false { connectFailed(errno: code); return }
+                endOfInput(errno: code)
+                return
+            }
+        }
+    }
+
+    /// Parses buffered input and delivers events until more input is needed or the delegate holds a
+    /// body part.
+    private func processInput() {
+        while !isClosed && !paused, let context = exchange {
+            let base = inputOffset
+            let step: (consumed: Int, event: ResponseParser.Event)
+            do {
+                step = try input.withUnsafeBytes { try parser.parse(UnsafeRawBufferPointer(rebasing: $0[base...])) }
+            } catch {
+                fail(.invalidResponse(server: server, reason: error.reason))
+                return
+            }
+            inputOffset += step.consumed
+            switch step.event {
+            case .needMoreData:
+                if inputOffset == input.count { input = []; inputOffset = 0 }
+                return
+            case .informational(let head):
+                if head.status == 100 { releaseHeldBody(); flush() }
+                context.delegate?.didReceiveInformational(head.makeHTTPResponse())
+            case .head(let head):
+                if !head.transferCodings.isEmpty && head.transferCodings != [Self.chunked] {
+                    fail(.invalidResponse(server: server, reason: "unsupported transfer coding"))
+                    return
+                }
+                if !head.keepAlive { reusable = false }
+                upstreamKeepAlive = Self.keepAliveTimeout(head)
+                switch body {
+                case .heldBytes, .heldStream:
+                    // A final answer before the body was sent: it never will be.
+                    body = .done
+                    reusable = false
+                default:
+                    break
+                }
+                if head.status < 500 { pool.shared.selector.markHealthy(server) }
+                if phase != .read { enterReadPhase() }
+                context.delegate?.didReceiveHead(head.makeHTTPResponse(), bodyLength: head.bodyLength)
+            case .body(let range):
+                let bytes = input[(base + range.lowerBound)..<(base + range.upperBound)]
+                paused = true
+                if phase == .read { deadline = 0 }
+                let generation = generation
+                context.delegate?.didReceiveBodyPart(bytes) {
+                    self.loop.queue.async { self.resume(generation: generation) }
+                }
+            case .end(let trailers):
+                complete(trailers: trailers)
+                return
+            }
+        }
+    }
+
+    private static let chunked: [UInt8] = Array("chunked".utf8)
+
+    private func resume(generation: UInt64) {
+        guard generation == self.generation, paused, !isClosed, exchange != nil else { return }
+        paused = false
+        if phase == .read { deadline = now &+ pool.shared.readTimeout }
+        processInput()
+        if !paused && !isClosed && exchange != nil {
+            flush()
+            readInput()
+        }
+    }
+
+    private func endOfInput(errno code: Int32) {
+        guard exchange != nil else { close(); return }
+        if code == 0, case .end(let trailers)? = try? parser.endOfInput() {
+            reusable = false
+            complete(trailers: trailers)
+            return
+        }
+        if let context = exchange, isReused, !sawResponseByte, parser.hasNotStarted, context.isReplayable, !context.retried {
+            context.retried = true
+            exchange = nil
+            close()
+            pool.start(context, server: server, fresh: true)
+            return
+        }
+        fail(.closedEarly(server: server))
+    }
+
+    private func complete(trailers: [(name: String, value: String)]) {
+        guard let context = exchange else { return }
+        exchange = nil
+        completedExchanges += 1
+        var fields: HTTPFields?
+        if !trailers.isEmpty {
+            var f = HTTPFields()
+            for t in trailers { if let name = HTTPField.Name(t.name) { f.append(HTTPField(name: name, value: t.value)) } }
+            fields = f
+        }
+        let clean: Bool
+        if case .done = body { clean = requestSent } else { clean = false }
+        if reusable && clean && inputOffset == input.count && upstreamAllowsPooling
+            && completedExchanges < pool.shared.configuration.maxRequestsPerConnection {
+            input = []
+            inputOffset = 0
+            pool.release(self)
+        } else {
+            close()
+        }
+        context.finish(trailers: fields)
+    }
+
+    private func fail(_ error: HTTPClientError) {
+        let context = exchange
+        exchange = nil
+        close()
+        context?.fail(error)
+    }
+
+    private func cancelExchange() {
+        let context = exchange
+        exchange = nil
+        close()
+        context?.fail(.cancelled)
+    }
+
+    /// Closes the socket and leaves the loop and the pool. Idempotent.
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        deadline = 0
+        if let transport {
+            if registered { loop.deregister(self, descriptor: transport.descriptor) }
+            transport.close()
+        }
+        registered = false
+        pool.remove(self)
+    }
+}
+
+extension Error {
+    fileprivate var reason: String {
+        (self as? ResponseParseError)?.reason ?? String(describing: self)
+    }
+}
