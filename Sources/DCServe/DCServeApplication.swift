@@ -65,6 +65,7 @@ public final class DCServeApplication: @unchecked Sendable {
         } catch {
             throw ConfigurationError(key: "site.root", "\(error)")
         }
+        if servesSite { try StoreLocation.check(store: c.store.path, documentRoot: c.site.root) }
         router = c.routes.isEmpty ? nil : try Self.makeRouter(c, site: staticFiles, upstreamHandler: upstreamHandler)
         (store, sharedStore) = try DictionaryStoreAssembly.make(c.store)
         library = DictionaryLibrary(store: store)
@@ -151,10 +152,8 @@ public final class DCServeApplication: @unchecked Sendable {
     /// Writes pending store updates and applies retention.
     static func housekeep(store: any DictionaryStore, library: DictionaryLibrary, logger: Logger) {
         do { try store.flush() } catch { logger.error("cannot flush dictionary store", metadata: ["error": "\(error)"]) }
-        for removal in store.prune(now: Date()) {
-            library.forget(removal.hash)
-            logger.info("dictionary removed by retention", metadata: ["hash": "\(removal.hash.hex)", "reason": "\(removal.reason.rawValue)"])
-        }
+        // The store logs each removal (once); the library only forgets it.
+        for removal in store.prune(now: Date()) { library.forget(removal.hash) }
     }
 
     /// Ends all background work and flushes the store, in order: precompression stops walking (and

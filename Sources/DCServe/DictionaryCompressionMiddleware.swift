@@ -63,6 +63,10 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     private let advertisements = BoundedMemo<String, String?>()
     /// Finished responses for repeated requests.
     let memo: ResponseMemo
+    /// One on-the-fly encode per variant, and one read of each content-addressed resource version, at
+    /// a time (identical concurrent requests share them); large ones capped at the core count.
+    let encodes = SingleFlight<VariantKey, CachedVariant>(maxConcurrentLarge: ProcessInfo.processInfo.activeProcessorCount)
+    let reads = SingleFlight<String, ResourceCache.Entry>(maxConcurrentLarge: ProcessInfo.processInfo.activeProcessorCount)
 
     public init(rules: DictionaryRuleSet, settings: DCServeConfiguration.Compression, store: any DictionaryStore,
                 library: DictionaryLibrary, variants: VariantCache, resources: ResourceCache,
@@ -286,6 +290,17 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     func identity(of response: HTTPServerResponse, path: Substring) -> ResourceCache.Entry? {
         let etag = response.isContentAddressed ? response.head.headerFields[.eTag] : nil
         if let etag, let hit = resources.entry(path: path, etag: etag) { return hit }
+        if let etag, case .file(let f) = response.body {
+            // Identical concurrent requests for one version share one read and hash (SingleFlight).
+            do {
+                return try reads.run("\(path)\u{0}\(etag)", inputBytes: Int(f.range.count), cached: { resources.entry(path: path, etag: etag) }) {
+                    resources.insert(path: path, etag: etag, bytes: try f.readAll())
+                }.0
+            } catch {
+                logger.warning("cannot read response body for compression", metadata: ["path": "\(path)", "error": "\(error)"])
+                return nil
+            }
+        }
         let bytes: [UInt8]
         switch response.body {
         case .bytes(let b): bytes = b
@@ -403,17 +418,22 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         let fast = settings.fastLevels[coding] ?? coding.defaultLevel(.onTheFly)
         let best = settings.bestLevels[coding] ?? coding.defaultLevel(.precompressed)
         let encoded: CachedVariant
-        let elapsed: Duration
+        let start = ContinuousClock.now
         do {
-            let start = ContinuousClock.now
-            encoded = CachedVariant(bytes: try coding.encode(resource.bytes, dictionary: dictionary, level: fast), level: fast)
-            elapsed = ContinuousClock.now - start
-            observer.encoded(coding: coding, level: fast, duration: elapsed)
+            // Identical concurrent requests share one encode (SingleFlight).
+            let (variant, role) = try encodes.run(key, inputBytes: resource.bytes.count, cached: { variants.bestEntry(for: key) }) {
+                let v = CachedVariant(bytes: try coding.encode(resource.bytes, dictionary: dictionary, level: fast), level: fast)
+                observer.encoded(coding: coding, level: fast, duration: ContinuousClock.now - start)
+                _ = variants.insert(v, for: key)
+                return v
+            }
+            encoded = variant
+            if role != .leader { return (encoded, ContinuousClock.now - start) }
         } catch {
             logger.error("encoding failed; sending identity", metadata: ["coding": "\(coding)", "error": "\(error)"])
             return nil
         }
-        _ = variants.insert(encoded, for: key)
+        let elapsed = ContinuousClock.now - start
         if best != fast {
             let bytes = resource.bytes
             let variants = self.variants, observer = self.observer, logger = self.logger

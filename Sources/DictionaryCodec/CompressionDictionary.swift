@@ -3,11 +3,12 @@ import Synchronization
 /// A compression dictionary: immutable bytes plus their SHA-256, with prepared (pre-indexed) forms for
 /// the zstd and brotli encoders and the zstd decoder, built lazily and cached.
 ///
-/// Ownership and lifetime: the initialiser copies the bytes once into storage this object owns, at a
-/// stable address, freed in `deinit`. Every prepared form (`ZSTD_CDict`/`ZSTD_DDict` by reference,
-/// `BrotliEncoderPreparedDictionary`, which is "lean") points into that storage, and each prepared
-/// form holds a strong reference to this object, so the bytes outlive every prepared form and every
-/// encoder/decoder using one.
+/// Ownership and lifetime: the initialiser copies the bytes once into a ``Storage`` at a stable
+/// address, freed when the last reference to it goes. Every prepared form (`ZSTD_CDict`/`ZSTD_DDict`
+/// by reference, `BrotliEncoderPreparedDictionary`, which is "lean") points into that storage and holds
+/// a strong reference to the `Storage` (not to this object: this object caches its prepared forms, so
+/// a reference back would be a cycle that never frees the dictionary), so the bytes outlive every
+/// prepared form and every encoder/decoder using one.
 ///
 /// Thread-safety: `Sendable`. The bytes are never mutated. Each prepared form has its own slot with
 /// its own `Mutex`; it is built at most once per (dictionary, coding, level) while that slot's lock is
@@ -21,8 +22,17 @@ public final class CompressionDictionary: Sendable, Hashable, CustomStringConver
     public let hash: DictionaryHash
     /// Number of bytes.
     public let count: Int
-    // Owned copy of the bytes; `nonisolated(unsafe)` because it is written only in init and deinit.
+    /// The bytes, kept alive by this object and by every prepared form.
+    let owner: Storage
+    // The owner's buffer; `nonisolated(unsafe)` because it is written only in init.
     nonisolated(unsafe) let storage: UnsafeMutableRawBufferPointer
+
+    /// Owns the copied bytes; frees them when the dictionary and every prepared form are gone.
+    final class Storage: @unchecked Sendable {
+        let buffer: UnsafeMutableRawBufferPointer
+        init(_ buffer: UnsafeMutableRawBufferPointer) { self.buffer = buffer }
+        deinit { buffer.deallocate() }
+    }
     private let cache = Mutex(PreparedCache())
 
     private struct PreparedCache {
@@ -44,6 +54,7 @@ public final class CompressionDictionary: Sendable, Hashable, CustomStringConver
             if copied == nil { _ = storage.initializeMemory(as: UInt8.self, from: bytes) }
         }
         self.storage = storage
+        owner = Storage(storage)
         self.count = count
         hash = SHA256.hash(UnsafeRawBufferPointer(rebasing: storage[0..<count]))
     }
@@ -55,7 +66,6 @@ public final class CompressionDictionary: Sendable, Hashable, CustomStringConver
         guard hash == expectedHash else { return nil }
     }
 
-    deinit { storage.deallocate() }
 
     /// The dictionary bytes, valid only inside `body`.
     public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {

@@ -7,12 +7,13 @@ import CBrotli
 /// Thread-safety: read-only after creation; brotli allows attaching one prepared dictionary to many
 /// encoders, on different threads, at once.
 final class PreparedBrotliDictionary: @unchecked Sendable {
-    let dictionary: CompressionDictionary
+    /// Keeps the bytes this form points into alive (not the dictionary, which caches this form).
+    let bytes: CompressionDictionary.Storage
     let quality: Int
     let prepared: OpaquePointer
 
     init(dictionary: CompressionDictionary, quality: Int) throws {
-        self.dictionary = dictionary
+        bytes = dictionary.owner
         self.quality = quality
         guard let prepared = BrotliEncoderPrepareDictionary(
             BROTLI_SHARED_DICTIONARY_RAW, dictionary.count,

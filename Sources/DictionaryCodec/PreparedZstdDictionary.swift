@@ -1,17 +1,18 @@
 import CZstd
 
 /// A raw-content `ZSTD_CDict` for one compression level, referencing (not copying) the bytes of its
-/// `CompressionDictionary`, which it keeps alive.
+/// `CompressionDictionary`, whose storage it keeps alive.
 ///
 /// Thread-safety: immutable after creation; zstd allows one CDict to be referenced by many `ZSTD_CCtx`
 /// on different threads at once.
 final class PreparedZstdCompressionDictionary: @unchecked Sendable {
-    let dictionary: CompressionDictionary
+    /// Keeps the bytes this form points into alive (not the dictionary, which caches this form).
+    let bytes: CompressionDictionary.Storage
     let level: Int
     let cdict: OpaquePointer
 
     init(dictionary: CompressionDictionary, level: Int) throws {
-        self.dictionary = dictionary
+        bytes = dictionary.owner
         self.level = level
         // Parameters tuned for the dictionary size with unknown source size (the largest tables for
         // the level). The frame's window log is set per encoder (ZSTD_c_windowLog survives refCDict).
@@ -28,14 +29,15 @@ final class PreparedZstdCompressionDictionary: @unchecked Sendable {
     deinit { ZSTD_freeCDict(cdict) }
 }
 
-/// A raw-content `ZSTD_DDict`, referencing the bytes of its `CompressionDictionary`, which it keeps
-/// alive. Thread-safety: read-only after creation; shareable by many `ZSTD_DCtx`.
+/// A raw-content `ZSTD_DDict`, referencing the bytes of its `CompressionDictionary`, whose storage it
+/// keeps alive. Thread-safety: read-only after creation; shareable by many `ZSTD_DCtx`.
 final class PreparedZstdDecompressionDictionary: @unchecked Sendable {
-    let dictionary: CompressionDictionary
+    /// Keeps the bytes this form points into alive (not the dictionary, which caches this form).
+    let bytes: CompressionDictionary.Storage
     let ddict: OpaquePointer
 
     init(dictionary: CompressionDictionary) throws {
-        self.dictionary = dictionary
+        bytes = dictionary.owner
         guard let ddict = ZSTD_createDDict_advanced(
             dictionary.baseAddress, dictionary.count, ZSTD_dlm_byRef, ZSTD_dct_rawContent,
             ZSTD_customMem(customAlloc: nil, customFree: nil, opaque: nil))

@@ -4,8 +4,10 @@ import DictionaryCodec
 ///
 /// Order: highest client weight first; among equal weights, the smallest body when the size of
 /// **every** tied candidate is known (e.g. all variants cached), otherwise the server preference
-/// `dcz > dcb > zstd > br > gzip > identity` (``preferenceOrder``). Nothing with weight > 0 →
-/// ``Outcome/notAcceptable`` (the only case for a 406).
+/// `dcz > dcb > zstd > br > gzip > identity` (``preferenceOrder``) — except that when preference
+/// picks a dictionary coding whose size is known, the smallest tied dictionary coding of known size
+/// wins (dcb and dcz against the same dictionary are compared whatever unknown gzip/deflate tie
+/// with them). Nothing with weight > 0 → ``Outcome/notAcceptable`` (the only case for a 406).
 public enum CodingChoice {
     /// A coding the server can produce, with the size of its body when already known.
     public struct Candidate: Hashable, Sendable {
@@ -43,6 +45,9 @@ public enum CodingChoice {
             let pick = tied.min { a, b in (a.size!, rank(a.coding)) < (b.size!, rank(b.coding)) }!
             return .coding(pick.coding)
         }
-        return .coding(tied.min { rank($0.coding) < rank($1.coding) }!.coding)
+        let preferred = tied.min { rank($0.coding) < rank($1.coding) }!
+        guard preferred.coding.usesDictionary, preferred.size != nil else { return .coding(preferred.coding) }
+        let sized = tied.filter { $0.coding.usesDictionary && $0.size != nil }
+        return .coding(sized.min { a, b in (a.size!, rank(a.coding)) < (b.size!, rank(b.coding)) }!.coding)
     }
 }

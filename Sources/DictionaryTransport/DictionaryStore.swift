@@ -61,9 +61,12 @@ public struct DictionaryRemoval: Hashable, Sendable {
 
 /// Retention limits for a dictionary store. nil disables a limit.
 public struct DictionaryRetention: Hashable, Sendable {
-    /// Upper bound on the sum of stored dictionary sizes; the least recently served go first.
+    /// Upper bound on the sum of stored dictionary sizes; expired dictionaries go first, then the least
+    /// recently served.
     public var maxTotalBytes: Int?
-    /// Upper bound on dictionaries per rule (by `rule` in the record); the least recently served go first.
+    /// Upper bound on dictionaries per rule (by `rule` in the record), applied to **expired** ones only
+    /// (those kept for `keepPastExpiry`): the least recently served expired ones go first. Fresh
+    /// dictionaries, which clients may still name, are never removed by this cap, only by `maxTotalBytes`.
     public var maxCountPerRule: Int?
     /// How long a dictionary is kept after its `expires` (clients may hold copies slightly longer).
     /// nil: expiry never removes.

@@ -7,9 +7,15 @@ import Logging
 ///
 /// Layout: `<dir>/<hex sha-256>` holds the dictionary bytes, `<dir>/<hex>.json` its
 /// ``DictionaryMetadata``; `<dir>/quarantine/` receives files whose bytes do not match their name;
-/// `<dir>/.tmp-*` are in-flight writes. Writes are atomic and durable (``AtomicFile``): the record is
-/// written before the bytes, so a crash leaves at worst a record without bytes, removed at the next
-/// start.
+/// `<dir>/.tmp-<UUID>` are in-flight writes; `<dir>/.dcserve-store` marks the directory as a store.
+/// Writes are atomic and durable (``AtomicFile``): the record is written before the bytes, so a crash
+/// leaves at worst a record without bytes, removed at the next start.
+///
+/// Ownership: the store removes or moves only files it wrote — a `<hex>` file whose `<hex>.json` is a
+/// record of ours naming that hash, such a record, and `.tmp-<UUID>` files. Anything else in the
+/// directory (other files, a `<hex>` without our record, a `<hex>.json` that is not our record) is
+/// left alone, never read as a dictionary, and warned about once. Symlinks are never followed
+/// (`O_NOFOLLOW`), and a file's size is checked against `maxDictionaryBytes` before it is read.
 ///
 /// Several processes may share the directory (one volume, several instances): a `get` for a hash
 /// missing from the index looks for it on disk and adopts it when its record and verified bytes are
@@ -30,7 +36,18 @@ public final class DirectoryDictionaryStore: DictionaryStore {
     public let directory: String
     public let retention: DictionaryRetention
     public let cacheBudget: Int
+    /// The largest dictionary `put` accepts and the largest file read as one (larger files are never read).
+    public let maxDictionaryBytes: Int
     private let logger: Logger
+    /// Names of files the store does not own, warned about once each.
+    private let warnedForeign = LockedState(Set<String>())
+
+    /// The default for `maxDictionaryBytes`: the largest body Chromium registers as a dictionary (100 MiB).
+    public static let defaultMaxDictionaryBytes = 100 << 20
+    /// Name of the file marking a directory as a dictionary store.
+    public static let markerName = ".dcserve-store"
+    /// Largest metadata record read (records are a few hundred bytes).
+    static let maxRecordBytes = 1 << 20
     private let state: LockedState<State>
 
     private struct CachedBytes {
@@ -49,16 +66,23 @@ public final class DirectoryDictionaryStore: DictionaryStore {
     /// Opens (creating if needed) the store in `directory` and rebuilds the index from disk.
     /// - Parameters:
     ///   - cacheBudget: bytes of dictionaries kept in memory.
+    ///   - maxDictionaryBytes: the largest dictionary stored or read.
     public init(directory: String, retention: DictionaryRetention = DictionaryRetention(), cacheBudget: Int = 64 << 20,
+                maxDictionaryBytes: Int = DirectoryDictionaryStore.defaultMaxDictionaryBytes,
                 logger: Logger = Logger(label: "dcserve.dictionary-store")) throws {
         self.directory = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
         self.retention = retention
         self.cacheBudget = cacheBudget
+        self.maxDictionaryBytes = maxDictionaryBytes
         self.logger = logger
         do {
             try FileManager.default.createDirectory(atPath: self.directory, withIntermediateDirectories: true)
         } catch {
             throw DictionaryStoreError("cannot create dictionary store directory \(directory): \(error.localizedDescription)")
+        }
+        let marker = self.directory + "/" + Self.markerName
+        if !StoreFileRead.isRegularFile(marker) {
+            try AtomicFile.writeAtomically(Array("dcserve dictionary store: <sha-256 hex> = dictionary bytes, <hex>.json = its record.\nOnly files dcserve wrote here are ever removed or moved.\n".utf8), to: marker)
         }
         state = LockedState(State())
         let index = try scan()
@@ -75,6 +99,9 @@ public final class DirectoryDictionaryStore: DictionaryStore {
 
     @discardableResult
     public func put(_ bytes: [UInt8], description: DictionaryDescription, now: Date) throws -> DictionaryHash {
+        guard bytes.count <= maxDictionaryBytes else {
+            throw DictionaryStoreError("dictionary of \(bytes.count) bytes exceeds the store's limit of \(maxDictionaryBytes) bytes")
+        }
         let hash = SHA256.hash(bytes)
         let existing: DictionaryMetadata? = state.withLock { state in
             guard var record = state.index[hash] else { return nil }
@@ -83,7 +110,7 @@ public final class DirectoryDictionaryStore: DictionaryStore {
             state.dirty.insert(hash)
             return record
         }
-        if existing != nil, FileManager.default.fileExists(atPath: dataPath(hash)) { return hash }
+        if existing != nil, StoreFileRead.isRegularFile(dataPath(hash)) { return hash }
 
         let record = DictionaryMetadata(
             formatVersion: DictionaryMetadata.currentFormatVersion, hash: hash.hex, match: description.pattern.source,
@@ -121,8 +148,10 @@ public final class DirectoryDictionaryStore: DictionaryStore {
         guard let (record, cachedBytes) = lookup else { return adoptFromDisk(hash) }
         if let cachedBytes { return StoredDictionary(hash: hash, bytes: cachedBytes, metadata: record) }
 
-        guard let bytes = AtomicFile.read(dataPath(hash)) else {
-            logger.error("dictionary file missing; forgetting it", metadata: ["hash": "\(hash.hex)", "path": "\(dataPath(hash))"])
+        let read = StoreFileRead.contents(of: dataPath(hash), maxBytes: maxDictionaryBytes)
+        guard let bytes = read.bytes else {
+            logger.error("dictionary file missing or unreadable; forgetting it",
+                         metadata: ["hash": "\(hash.hex)", "path": "\(dataPath(hash))", "read": "\(read.summary)"])
             state.withLock { state in
                 state.index[hash] = nil
                 state.dirty.remove(hash)
@@ -194,21 +223,29 @@ public final class DirectoryDictionaryStore: DictionaryStore {
                     if let expires = record.expires, now > expires.addingTimeInterval(keep) { remove(hash, .expired) }
                 }
             }
-            // Oldest first by last served; ties broken by hash for a stable order.
-            func oldestFirst(_ a: (DictionaryHash, DictionaryMetadata), _ b: (DictionaryHash, DictionaryMetadata)) -> Bool {
-                (a.1.lastServed, a.0) < (b.1.lastServed, b.0)
+            // Expired first (clients no longer hold a fresh copy), then least recently served; ties
+            // broken by hash for a stable order.
+            func isExpired(_ record: DictionaryMetadata) -> Bool { record.expires.map { now > $0 } ?? false }
+            func dropFirst(_ a: (DictionaryHash, DictionaryMetadata), _ b: (DictionaryHash, DictionaryMetadata)) -> Bool {
+                (isExpired(a.1) ? 0 : 1, a.1.lastServed, a.0) < (isExpired(b.1) ? 0 : 1, b.1.lastServed, b.0)
             }
+            // The count cap bounds only expired dictionaries kept past expiry: a fresh one may still be
+            // named by any client that fetched it, so only the byte budget removes fresh dictionaries.
             if let perRule = retention.maxCountPerRule {
                 let byRule = Dictionary(grouping: state.index, by: { $0.value.rule ?? "" })
                 for (_, entries) in byRule where entries.count > perRule {
-                    for (hash, _) in entries.sorted(by: oldestFirst).prefix(entries.count - perRule) { remove(hash, .ruleCount) }
+                    let expired = entries.filter { isExpired($0.value) }.sorted(by: dropFirst)
+                    for (hash, _) in expired.prefix(entries.count - perRule) { remove(hash, .ruleCount) }
                 }
             }
             if let maxBytes = retention.maxTotalBytes {
                 var total = state.index.values.reduce(0) { $0 + $1.byteSize }
-                for (hash, record) in state.index.sorted(by: oldestFirst) where total > maxBytes {
-                    total -= record.byteSize
-                    remove(hash, .totalBytes)
+                if total > maxBytes {
+                    for (hash, record) in state.index.sorted(by: dropFirst) {
+                        guard total > maxBytes else { break }
+                        total -= record.byteSize
+                        remove(hash, .totalBytes)
+                    }
                 }
             }
             return removals
@@ -287,8 +324,15 @@ public final class DirectoryDictionaryStore: DictionaryStore {
 
     private func moveToQuarantine(name: String) {
         let source = directory + "/" + name
-        guard FileManager.default.fileExists(atPath: source) else { return }
+        var st = stat()
+        guard lstat(source, &st) == 0 else { return }
         try? FileManager.default.createDirectory(atPath: quarantineDirectory, withIntermediateDirectories: true)
+        var qst = stat()
+        // Never move our files through a symlink planted as `quarantine`.
+        guard lstat(quarantineDirectory, &qst) == 0, (qst.st_mode & S_IFMT) == S_IFDIR else {
+            unlink(source)
+            return
+        }
         let target = quarantineDirectory + "/" + name + "." + String(UInt64(Date().timeIntervalSince1970 * 1000))
         if rename(source, target) != 0 { unlink(source) }
     }
@@ -298,11 +342,10 @@ public final class DirectoryDictionaryStore: DictionaryStore {
     /// index it. Costs one failed `stat` for hashes nobody stored.
     private func adoptFromDisk(_ hash: DictionaryHash) -> StoredDictionary? {
         var st = stat()
-        guard stat(dataPath(hash), &st) == 0 else { return nil }
-        guard let bytes = AtomicFile.read(dataPath(hash)),
-              let recordBytes = AtomicFile.read(metadataPath(hash)), var record = Self.decode(recordBytes),
-              record.formatVersion <= DictionaryMetadata.currentFormatVersion, record.hash == hash.hex else {
-            return nil  // being written by the other process, or removed meanwhile: not usable now
+        guard lstat(dataPath(hash), &st) == 0 else { return nil }
+        guard var record = ownRecord(hash), let bytes = StoreFileRead.contents(of: dataPath(hash), maxBytes: maxDictionaryBytes).bytes else {
+            // Being written by the other process, removed meanwhile, a symlink or not ours: not usable.
+            return nil
         }
         let actual = SHA256.hash(bytes)
         guard actual == hash else {
@@ -318,6 +361,28 @@ public final class DirectoryDictionaryStore: DictionaryStore {
         return StoredDictionary(hash: hash, bytes: bytes, metadata: record)
     }
 
+    /// Our record for `hash`: `<hex>.json`, a regular file (not followed if a symlink) that decodes as a
+    /// ``DictionaryMetadata`` of a known format naming `hash`. nil otherwise.
+    private func ownRecord(_ hash: DictionaryHash) -> DictionaryMetadata? {
+        guard let bytes = StoreFileRead.contents(of: metadataPath(hash), maxBytes: Self.maxRecordBytes).bytes,
+              let record = Self.decode(bytes), record.formatVersion <= DictionaryMetadata.currentFormatVersion,
+              record.hash == hash.hex else { return nil }
+        return record
+    }
+
+    /// Logs, once per name and store instance, that a file is not the store's and is left alone.
+    private func warnForeign(_ name: String, _ why: String) {
+        guard warnedForeign.withLock({ $0.insert(name).inserted }) else { return }
+        logger.warning("file in the dictionary store was not written by it; left alone, not used",
+                       metadata: ["path": "\(directory)/\(name)", "reason": "\(why)"])
+    }
+
+    /// Whether `name` is one of our temporary files: `.tmp-` followed by a UUID (as ``AtomicFile`` names them).
+    static func isOwnTemporaryName(_ name: String) -> Bool {
+        guard name.hasPrefix(AtomicFile.temporaryPrefix) else { return false }
+        return UUID(uuidString: String(name.dropFirst(AtomicFile.temporaryPrefix.count))) != nil
+    }
+
     private func scan() throws -> [DictionaryHash: DictionaryMetadata] {
         let names: [String]
         do { names = try FileManager.default.contentsOfDirectory(atPath: directory) } catch {
@@ -327,35 +392,53 @@ public final class DirectoryDictionaryStore: DictionaryStore {
         var index: [DictionaryHash: DictionaryMetadata] = [:]
         for name in names.sorted() {
             let path = directory + "/" + name
-            if name.hasPrefix(AtomicFile.temporaryPrefix) {
-                unlink(path)
-                logger.notice("removed stray temporary file", metadata: ["path": "\(path)"])
+            if name == Self.markerName || name == "quarantine" { continue }
+            if Self.isOwnTemporaryName(name) {
+                if StoreFileRead.isRegularFile(path) {
+                    unlink(path)
+                    logger.notice("removed stray temporary file", metadata: ["path": "\(path)"])
+                } else {
+                    warnForeign(name, "not a regular file")
+                }
                 continue
             }
             if name.hasSuffix(".json"), let hash = DictionaryHash(hex: name.dropLast(5)), name.dropLast(5) == hash.hex {
                 if !nameSet.contains(hash.hex) {
-                    unlink(path)
-                    logger.notice("removed metadata record without dictionary bytes", metadata: ["path": "\(path)"])
+                    if ownRecord(hash) != nil {
+                        unlink(path)
+                        logger.notice("removed metadata record without dictionary bytes", metadata: ["path": "\(path)"])
+                    } else {
+                        warnForeign(name, "not a dictionary record of this store")
+                    }
                 }
                 continue
             }
-            guard let hash = DictionaryHash(hex: name), name == hash.hex else { continue }
-            guard let bytes = AtomicFile.read(path) else {
-                logger.error("cannot read dictionary file; skipped", metadata: ["path": "\(path)"])
+            guard let hash = DictionaryHash(hex: name), name == hash.hex else {
+                warnForeign(name, "not named like a store file")
                 continue
             }
-            let actual = SHA256.hash(bytes)
-            guard actual == hash else {
-                quarantine(hash, reason: "SHA-256 of the file is \(actual.hex)")
+            guard StoreFileRead.isRegularFile(path) else {
+                warnForeign(name, "not a regular file (symlinks are never followed)")
                 continue
             }
-            guard let recordBytes = AtomicFile.read(metadataPath(hash)), var record = Self.decode(recordBytes),
-                  record.formatVersion <= DictionaryMetadata.currentFormatVersion, record.hash == hash.hex else {
-                quarantine(hash, reason: "metadata record missing, unreadable or of an unknown format")
+            guard var record = ownRecord(hash) else {
+                warnForeign(name, "no dictionary record of this store for it")
                 continue
             }
-            record.byteSize = bytes.count
-            index[hash] = record
+            switch StoreFileRead.contents(of: path, maxBytes: maxDictionaryBytes) {
+            case .bytes(let bytes):
+                let actual = SHA256.hash(bytes)
+                guard actual == hash else {
+                    quarantine(hash, reason: "SHA-256 of the file is \(actual.hex)")
+                    continue
+                }
+                record.byteSize = bytes.count
+                index[hash] = record
+            case .tooLarge(let size):
+                quarantine(hash, reason: "\(size) bytes, more than the store's limit of \(maxDictionaryBytes); not read")
+            case let other:
+                logger.error("cannot read dictionary file; skipped", metadata: ["path": "\(path)", "read": "\(other.summary)"])
+            }
         }
         logger.info("dictionary store opened", metadata: ["directory": "\(directory)", "dictionaries": "\(index.count)"])
         return index

@@ -39,11 +39,17 @@ final class FileValidatorCache: Sendable {
 
     init(capacity: Int = 4096) { self.capacity = capacity }
 
+    /// The validators of the file open as `descriptor` whose `fstat` was `st`; nil when it cannot be
+    /// read whole or changed while it was hashed.
     func validators(descriptor: Int32, stat st: stat) -> Validators? {
         let key = Key(device: UInt64(st.st_dev), inode: UInt64(st.st_ino), size: Int64(st.st_size),
                       mtimeSeconds: Int(st.st_mtim.tv_sec), mtimeNanos: Int(st.st_mtim.tv_nsec))
         if let hit = cache.withLock({ $0[key] }) { return hit }
+        // A file rewritten while it is hashed (shorter than `st` said, or a changed `fstat` after the
+        // read) has no single content to name: nil, and the caller reads it again.
         guard let digest = Self.sha256(descriptor: descriptor, size: Int64(st.st_size)) else { return nil }
+        var after = stat()
+        guard fstat(descriptor, &after) == 0, OpenFileCache.sameFile(after, st) else { return nil }
         let v = Self.validators(digest: digest, stat: st)
         cache.withLock { c in
             if c.count >= capacity { c.removeAll(keepingCapacity: true) }

@@ -14,9 +14,10 @@ import HTTPCore
 /// Traversal: the path is percent-decoded and normalised by `DocumentPath` (no "..", NUL or escape
 /// can leave the root; parses are remembered per path by `DocumentPathMemo`), then opened from the
 /// root's descriptor with one `openat2` that refuses any symlink (Linux), or, when that fails for
-/// another reason than "not found"/"forbidden", component by component with `openat(O_NOFOLLOW)`.
-/// When a component is a symlink, the full path is resolved with `realpath` and served only if it
-/// stays inside the root (symlinks within the root work; ones leaving it give 404).
+/// another reason than "not found"/"forbidden", by `ConfinedOpen`: component by component from the
+/// root's descriptor with `openat(O_NOFOLLOW)`, following a symlink only while its target stays inside
+/// the root (symlinks within the root work; ones leaving it give 404). No step resolves a name from
+/// `/`, so swapping directories and symlinks during a request can never serve a file outside the root.
 ///
 /// Repeat requests for a small file are answered from memory while nothing on its path changed
 /// (`FileSnapshotCache`, kept fresh by inotify); for larger files they reuse the open descriptor while
@@ -60,8 +61,22 @@ public struct StaticFileHandler: HTTPHandler {
         respond(response(for: request))
     }
 
-    /// The response for `request` (synchronous; does file I/O).
+    /// How often a request is tried again when its file changed while it was being read (#13 item 5).
+    static let changedFileAttempts = 4
+
+    /// The response for `request` (synchronous; does file I/O). A file rewritten in place while it is
+    /// hashed is opened and read again (up to `changedFileAttempts` times); a file that never holds
+    /// still gets a 503 with `Retry-After`, never a 500.
     public func response(for request: HTTPServerRequest) -> HTTPServerResponse {
+        for _ in 0..<Self.changedFileAttempts {
+            if let response = attempt(request) { return response }
+        }
+        return .text(.serviceUnavailable, "the file changed while it was read; retry",
+                     headerFields: [HTTPField.Name("Retry-After")!: "1"])
+    }
+
+    /// One try at answering `request`; nil when the file changed while it was read.
+    private func attempt(_ request: HTTPServerRequest) -> HTTPServerResponse? {
         let method = request.head.method
         guard method == .get || method == .head else {
             return .text(.methodNotAllowed, "method not allowed", headerFields: [.allow: "GET, HEAD"])
@@ -147,28 +162,23 @@ public struct StaticFileHandler: HTTPHandler {
             let fd = openat(rootDescriptor.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             return finishOpen(fd)
         }
-        var dir = rootDescriptor.fd
-        var opened: [Int32] = []
-        defer { for fd in opened { close(fd) } }
-        for segment in segments.dropLast() {
-            let fd = openat(dir, segment, linuxOPath | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            if fd < 0 {
-                if errno == ELOOP || errno == ENOTDIR { return openResolved(segments.joined(separator: "/")) }
-                return .failure(errno == EACCES ? 403 : 404)
-            }
-            opened.append(fd)
-            dir = fd
+        return openConfined(segments)
+    }
+
+    /// Opens `segments` with ``ConfinedOpen`` (symlinks followed only inside the root).
+    private func openConfined(_ segments: [String]) -> OpenResult {
+        switch ConfinedOpen.open(segments, root: rootDescriptor.fd, rootPath: resolvedRoot,
+                                 flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) {
+        case .opened(let fd): return finishOpen(fd)
+        case .failed(let error): return .failure(error == EACCES ? 403 : 404)
         }
-        let fd = openat(dir, segments.last!, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        if fd < 0 && errno == ELOOP { return openResolved(segments.joined(separator: "/")) }
-        return finishOpen(fd)
     }
 
     private func openIndex(in directory: OpenedFile, segments: [String]) -> OpenResult {
         let fd = openat(directory.file.descriptor, "index.html", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         var result: OpenResult
         if fd < 0 && errno == ELOOP {
-            result = openResolved((segments + ["index.html"]).joined(separator: "/"))
+            result = openConfined(segments + ["index.html"])
         } else {
             result = finishOpen(fd)
         }
@@ -178,15 +188,6 @@ public struct StaticFileHandler: HTTPHandler {
             result = .success(f)
         }
         return result
-    }
-
-    /// Slow path for paths through symlinks: resolve fully and require the result inside the root.
-    private func openResolved(_ relative: String) -> OpenResult {
-        guard let resolved = realpath(resolvedRoot + "/" + relative, nil) else { return .failure(404) }
-        let path = String(cString: resolved)
-        free(resolved)
-        guard path.hasPrefix(resolvedRoot + "/") else { return .failure(404) }
-        return finishOpen(Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC))
     }
 
     private func finishOpen(_ fd: Int32) -> OpenResult {
@@ -203,10 +204,9 @@ public struct StaticFileHandler: HTTPHandler {
     private static let indexContentType = HTTPField(name: .contentType, value: MIMETypes.type(forPath: "index.html"))
     private static let acceptRangesBytes = HTTPField(name: .acceptRanges, value: "bytes")
 
-    private func fileResponse(_ opened: OpenedFile, request: HTTPServerRequest, contentType: HTTPField) -> HTTPServerResponse {
-        guard let v = validators.validators(descriptor: opened.file.descriptor, stat: opened.stat) else {
-            return .text(.internalServerError, "cannot read file")
-        }
+    /// nil when the file changed while its validators were computed (the caller tries again).
+    private func fileResponse(_ opened: OpenedFile, request: HTTPServerRequest, contentType: HTTPField) -> HTTPServerResponse? {
+        guard let v = validators.validators(descriptor: opened.file.descriptor, stat: opened.stat) else { return nil }
         return fileResponse(size: Int64(opened.stat.st_size), validators: v, request: request, contentType: contentType) {
             .file(FileBody(file: opened.file, range: $0))
         }
@@ -348,7 +348,7 @@ public enum ByteRange: Equatable {
 }
 
 /// O_PATH (Linux): open a directory only to use it as an openat anchor. Not exported by Swift's Glibc.
-private let linuxOPath: Int32 = 0o10000000
+let linuxOPath: Int32 = 0o10000000
 
 extension Array {
     var nilIfEmpty: Self? { isEmpty ? nil : self }

@@ -69,3 +69,20 @@ import Testing
         #expect(body.count > 36)
     }
 }
+
+/// Found by the decode fuzzer (#13 item 13): prepared forms referenced their dictionary, which caches
+/// them, so a dictionary that was ever used was never freed.
+@Suite struct CompressionDictionaryLifetimeTests {
+    @Test func aPreparedDictionaryIsFreedWithItsLastReference() throws {
+        weak var weakDictionary: CompressionDictionary?
+        do {
+            let dictionary = CompressionDictionary(bytes: Array("a dictionary that is prepared for every coding\n".utf8))
+            weakDictionary = dictionary
+            try dictionary.prepare(for: .dcz, level: 3)
+            try dictionary.prepare(for: .dcb, level: 5)
+            let body = try ContentCoding.dcz.encode(Array("a dictionary that is used".utf8), dictionary: dictionary, level: 3)
+            #expect(try ContentCoding.dcz.decode(body, dictionary: dictionary) == Array("a dictionary that is used".utf8))
+        }
+        #expect(weakDictionary == nil)
+    }
+}

@@ -25,7 +25,9 @@ struct CapturingHandler: LogHandler {
         set { metadata[key] = newValue }
     }
     func log(event: LogEvent) {
-        sink.records.withLock { $0.append((event.level, "\(event.message)")) }
+        // The message and its metadata values, so tests can look for a logged reason.
+        let text = "\(event.message) " + (event.metadata ?? [:]).sorted { $0.key < $1.key }.map { "\($0.value)" }.joined(separator: " ")
+        sink.records.withLock { $0.append((event.level, text)) }
     }
 }
 
@@ -38,7 +40,10 @@ struct CapturingHandler: LogHandler {
                               rule: rule, sourcePath: "/static/app.v1.js", maxAge: maxAge)
     }
 
-    func files() -> Set<String> { Set((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []) }
+    /// The directory's files except the store's marker.
+    func files() -> Set<String> {
+        Set((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).subtracting([DirectoryDictionaryStore.markerName])
+    }
 
     func cleanup() { try? FileManager.default.removeItem(atPath: directory) }
 
@@ -150,31 +155,38 @@ struct CapturingHandler: LogHandler {
             store.recordServed(hashes[1], at: t0.addingTimeInterval(500))
             try store.flush()
         }
-        // Debris a crash could leave, and a file whose name does not match its bytes.
-        _ = FileManager.default.createFile(atPath: directory + "/.tmp-crashed", contents: Data([1, 2, 3]))
-        let orphan = DictionaryHash(bytes: [UInt8](repeating: 7, count: 32))!
-        _ = FileManager.default.createFile(atPath: directory + "/" + orphan.hex + ".json", contents: Data("{}".utf8))
-        let liar = SHA256.hash([UInt8]("the real content".utf8))
+        // Debris a crash could leave (our temporary file, our record without bytes), and one of our
+        // dictionaries whose bytes no longer match its name.
+        let crashed = ".tmp-" + UUID().uuidString
+        _ = FileManager.default.createFile(atPath: directory + "/" + crashed, contents: Data([1, 2, 3]))
+        let orphanBytes = Array("orphan".utf8)
+        let orphan = try DirectoryDictionaryStore(directory: directory + "-o").put(orphanBytes, description: description(), now: t0)
+        try FileManager.default.moveItem(atPath: directory + "-o/" + orphan.hex + ".json", toPath: directory + "/" + orphan.hex + ".json")
+        try? FileManager.default.removeItem(atPath: directory + "-o")
+        let liar = hashes[2]
         _ = FileManager.default.createFile(atPath: directory + "/" + liar.hex, contents: Data("other content".utf8))
 
         let logs = CapturedLogs()
         let reopened = try DirectoryDictionaryStore(directory: directory, logger: logs.logger)
-        #expect(Set(reopened.hashes) == Set(hashes))
+        #expect(Set(reopened.hashes) == Set(hashes.prefix(2)))
         #expect(reopened.metadata(hashes[1])?.lastServed == t0.addingTimeInterval(500))
-        for (hash, payload) in zip(hashes, payloads) { #expect(reopened.get(hash)?.bytes == payload) }
-        #expect(!files().contains(".tmp-crashed"))
+        for (hash, payload) in zip(hashes, payloads).prefix(2) { #expect(reopened.get(hash)?.bytes == payload) }
+        #expect(reopened.get(liar) == nil)
+        #expect(!files().contains(crashed))
         #expect(!files().contains(orphan.hex + ".json"))
         #expect(!files().contains(liar.hex))
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory + "/quarantine").contains { $0.hasPrefix(liar.hex) })
         #expect(logs.contains(.error, "quarantined"))
     }
 
-    @Test func dataWithoutARecordIsQuarantinedAtStart() throws {
+    @Test func dataWithoutARecordIsNeverUsedAndLeftAlone() throws {
         defer { cleanup() }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         _ = FileManager.default.createFile(atPath: directory + "/" + referenceHash.hex, contents: Data(referenceDictionary))
         let store = try DirectoryDictionaryStore(directory: directory)
         #expect(store.hashes.isEmpty)
         #expect(store.get(referenceHash) == nil)
+        #expect(files() == [referenceHash.hex])
     }
 
     @Test func retentionByTotalBytesRemovesTheLeastRecentlyServed() throws {
@@ -198,9 +210,11 @@ struct CapturingHandler: LogHandler {
         let store = try DirectoryDictionaryStore(directory: directory, retention: DictionaryRetention(maxCountPerRule: 2))
         var a: [DictionaryHash] = []
         for i in 0..<3 {
-            a.append(try store.put(Array("a\(i)".utf8), description: description(rule: "a"), now: t0.addingTimeInterval(Double(i))))
+            a.append(try store.put(Array("a\(i)".utf8), description: description(rule: "a", maxAge: 5), now: t0.addingTimeInterval(Double(i))))
         }
-        let b = try store.put(Array("b".utf8), description: description(rule: "b"), now: t0)
+        let b = try store.put(Array("b".utf8), description: description(rule: "b", maxAge: 5), now: t0)
+        // While fresh, the cap removes nothing: clients may still name them.
+        #expect(store.prune(now: t0.addingTimeInterval(4)).isEmpty)
         let removed = store.prune(now: t0.addingTimeInterval(10))
         #expect(removed == [DictionaryRemoval(hash: a[0], reason: .ruleCount)])
         #expect(Set(store.hashes) == [a[1], a[2], b])

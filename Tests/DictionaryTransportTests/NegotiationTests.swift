@@ -204,6 +204,22 @@ import Testing
         #expect(decide(request(), sizes: [.dcz: 500, .dcb: 400, .br: 900, .zstd: 950, .gzip: 1200]) == .dictionary(.dcb, referenceHash))
     }
 
+    /// #13 item 6: Chromium's `gzip, deflate, br, zstd, dcb, dcz` ties six codings, and the gzip size
+    /// is never known; the known, smaller dcb must still beat the known, larger dcz.
+    @Test func smallerKnownDictionaryCodingWinsWhateverElseTies() {
+        #expect(decide(request(), sizes: [.dcz: 6_011, .dcb: 5_471]) == .dictionary(.dcb, referenceHash))
+        #expect(decide(request(), sizes: [.dcz: 6_011, .dcb: 5_471, .br: 7_000]) == .dictionary(.dcb, referenceHash))
+        #expect(decide(request(), sizes: [.dcz: 5_000, .dcb: 5_471]) == .dictionary(.dcz, referenceHash))
+        // Equal sizes: preference decides.
+        #expect(decide(request(), sizes: [.dcz: 5_471, .dcb: 5_471]) == .dictionary(.dcz, referenceHash))
+        // Only one size known: no comparison, preference decides.
+        #expect(decide(request(), sizes: [.dcb: 10]) == .dictionary(.dcz, referenceHash))
+        #expect(decide(request(), sizes: [.dcz: 9_000]) == .dictionary(.dcz, referenceHash))
+        // A client weighting dcz higher keeps dcz however small dcb is.
+        #expect(decide(request(base: [("accept-encoding", "dcz, dcb;q=0.5"), ("available-dictionary", referenceAvailableDictionary)]),
+                       sizes: [.dcz: 6_011, .dcb: 10]) == .dictionary(.dcz, referenceHash))
+    }
+
     @Test func unknownHashFallsBackToOrdinaryCoding() {
         #expect(decide(request(), known: nil) == .plain(.zstd, reason: .unknownHash))
         let other = DictionaryCandidate(hash: DictionaryHash(bytes: [UInt8](repeating: 1, count: 32))!, pattern: Self.stored.pattern)

@@ -1,0 +1,30 @@
+// swift-tools-version: 6.2
+// libFuzzer targets for every parser of outside input except the HTTP request parser (which has its
+// own swiftc-built target in Fuzz/RequestParserFuzz). A separate package so the root package's
+// builds never compile it; build it into its own scratch path with the sanitizers (the Makefile's
+// `fuzz-parsers` target does):
+//   swift build --package-path Fuzz/DCServeFuzz --scratch-path .build-fuzz -c release \
+//       -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library --product dcserve-fuzz
+// and choose the parser with DCSERVE_FUZZ_MODE (see FuzzModes.swift).
+import PackageDescription
+
+let package = Package(
+    name: "dcserve-fuzz",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "dcserve", path: "../.."),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "dcserve-fuzz",
+            dependencies: [
+                .product(name: "DictionaryCodec", package: "dcserve"),
+                .product(name: "DictionaryTransport", package: "dcserve"),
+                .product(name: "DCServe", package: "dcserve"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,67 @@
+import Dispatch
+import Synchronization
+
+/// One computation per key at a time, and a cap on concurrent large ones (#13 item 10): the
+/// compression middleware encodes each variant once (`SingleFlight<VariantKey, Value>`) and
+/// reads and hashes each resource version once however many identical requests arrive together.
+///
+/// `run(key, …)` makes the first caller for `key` the leader: it computes (after re-checking the cache
+/// the caller names) while every later caller for the same key waits for that result (the same value,
+/// shared: arrays copy-on-write) instead of doing the same work again. Work on `largeInputBytes` or
+/// more first takes one of `maxConcurrentLarge` slots, so a burst of distinct large jobs queues
+/// instead of multiplying CPU and memory. Followers get the leader's error too.
+///
+/// Waiting blocks the calling thread: call it where the caller may block (the compression middleware
+/// handles large bodies on worker queues; small ones take milliseconds). Thread-safe.
+final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    /// How a `run` ended for this caller.
+    enum Role: Equatable { case leader, follower, cached }
+
+    private final class Flight: @unchecked Sendable {
+        // Written once by the leader before `done.leave()`, read by followers after `done.wait()`.
+        let done = DispatchGroup()
+        var result: Result<Value, any Error>?
+        init() { done.enter() }
+    }
+
+    private let flights = Mutex<[Key: Flight]>([:])
+    private let largeSlots: DispatchSemaphore
+    let largeInputBytes: Int
+
+    init(maxConcurrentLarge: Int, largeInputBytes: Int = 1 << 20) {
+        largeSlots = DispatchSemaphore(value: max(1, maxConcurrentLarge))
+        self.largeInputBytes = largeInputBytes
+    }
+
+    /// The value for `key`: from `cached()` when a flight for it just finished, from the flight in
+    /// progress, or computed now by `compute` (`inputBytes` decides whether it counts as large).
+    func run(_ key: Key, inputBytes: Int, cached: () -> Value?,
+             compute: () throws -> Value) throws -> (Value, Role) {
+        let (flight, isLeader): (Flight, Bool) = flights.withLock { table in
+            if let existing = table[key] { return (existing, false) }
+            let new = Flight()
+            table[key] = new
+            return (new, true)
+        }
+        if !isLeader {
+            flight.done.wait()
+            return (try flight.result!.get(), .follower)
+        }
+        let result: Result<Value, any Error>
+        var role = Role.leader
+        if let hit = cached() {
+            // A flight for this key finished between the caller's cache miss and now.
+            result = .success(hit)
+            role = .cached
+        } else {
+            let large = inputBytes >= largeInputBytes
+            if large { largeSlots.wait() }
+            result = Result { try compute() }
+            if large { largeSlots.signal() }
+        }
+        flight.result = result
+        flights.withLock { _ = $0.removeValue(forKey: key) }
+        flight.done.leave()
+        return (try result.get(), role)
+    }
+}
