@@ -14,7 +14,8 @@ import Synchronization
 ///   the dictionary), then in the local cache (a local failure is only logged).
 /// - `get` answers only for hashes the shared tier knows; it tries the local cache (which re-verifies
 ///   SHA-256 on every disk read), then reads the shared tier once (verified there) and keeps the bytes
-///   locally. Concurrent `get`s of the same missing hash share one database read.
+///   locally (written in the background). Concurrent `get`s of the same missing hash share one
+///   database read.
 /// - While the shared tier is unreachable, its in-memory records still answer: dictionaries cached
 ///   locally keep serving deltas, the others are not found (plain codings), `put` fails.
 /// - `prune` applies retention in the shared tier (one instance at a time) and trims the local cache
@@ -118,8 +119,13 @@ public final class TieredDictionaryStore: DictionaryStore {
         let description = DictionaryDescription(
             pattern: pattern, matchDestinations: record.matchDestinations, id: record.id.flatMap { DictionaryID($0) },
             rule: record.rule, sourcePath: record.sourcePath, maxAge: record.maxAge)
-        do { try local.put(stored.bytes, description: description, now: record.lastServed) } catch {
-            logger.warning("cannot cache dictionary locally", metadata: ["hash": "\(stored.hash.hex)", "error": "\(error)"])
+        // Off the request path: the durable write (fsync) costs milliseconds, and the caller keeps
+        // the verified bytes it got (DictionaryLibrary holds them prepared).
+        let local = self.local, logger = self.logger
+        DispatchQueue.global(qos: .utility).async {
+            do { try local.put(stored.bytes, description: description, now: record.lastServed) } catch {
+                logger.warning("cannot cache dictionary locally", metadata: ["hash": "\(stored.hash.hex)", "error": "\(error)"])
+            }
         }
     }
 }

@@ -205,7 +205,7 @@ struct PostgresDictionaryStoreTests {
         let local = try DirectoryDictionaryStore(directory: directory, retention: DictionaryRetention(maxTotalBytes: 1 << 20), cacheBudget: 0)
         let tiered = TieredDictionaryStore(local: local, shared: b)
         #expect(try await onThread { tiered.get(hash)?.bytes } == bytes1)
-        #expect(FileManager.default.fileExists(atPath: directory + "/" + hash.hex))  // cached locally
+        #expect(await eventually { FileManager.default.fileExists(atPath: directory + "/" + hash.hex) })  // cached locally
         // Corrupt the local copy: detected by its hash, quarantined, read again from PostgreSQL.
         try Data([UInt8](repeating: 0, count: bytes1.count)).write(to: URL(fileURLWithPath: directory + "/" + hash.hex))
         #expect(try await onThread { tiered.get(hash)?.bytes } == bytes1)

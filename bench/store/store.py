@@ -100,7 +100,7 @@ def main() -> None:
             store = {"path": os.path.join(work, f"store-{name}")}
             if postgres:
                 store.update({"kind": "postgres", "postgres": {"url": url}})
-            cfg = {"site": {"root": site}, "store": store, "compression": {"precompress": False},
+            cfg = {"site": {"root": site}, "store": store, "compression": {"precompress": False}, "admin": {"enabled": False},
                    "dictionaries": {"rules": ["bundle", "big"],
                                     "bundle": {"match": "/static/app.*.js"},
                                     "big": {"resources": "/big/dict.*.json", "match": "/big/*"}}}
@@ -112,19 +112,25 @@ def main() -> None:
         # 1. Time to first delta.
         print(f"== first delta on an instance that never saw the 1 MB dictionary (median of {ROUNDS}; "
               f"client-side ms, dcz at the fast level)")
-        results = {k: [] for k in ("pg page", "pg 1MB", "dir page", "dir 1MB")}
+        # "first": a 16 KB page, the first request naming the dictionary (learn, read, verify, prepare,
+        # encode); "1MB next": then a 1 MB resource against the now-loaded dictionary (encoding cost).
+        results = {k: [] for k in ("pg first", "pg 1MB next", "dir first", "dir 1MB next")}
         with dcserve(["--config", config("a", True)]) as a, dcserve(["--config", config("b", True)]) as b:
             for i in range(ROUNDS):
                 status, h, body, _ = get(a.port, f"/big/dict.{i}.json", {})
                 assert status == 200 and "use-as-dictionary" in h, h
                 time.sleep(0.1)  # the notification (delivery within a second is tested in test_pg_store.py)
                 hdr = {"Accept-Encoding": "dcz", "Available-Dictionary": available(dicts[i])}
-                status, h, body, t = get(b.port, f"/big/page.{i}.json", hdr)
+                try:
+                    status, h, body, t = get(b.port, f"/big/page.{i}.json", hdr)
+                except OSError:
+                    print(open(b.log.name).read()[-3000:])
+                    raise
                 assert h.get("content-encoding") == "dcz", h
-                results["pg page"].append(t * 1000)
+                results["pg first"].append(t * 1000)
                 status, h, body, t = get(b.port, f"/big/res.{i}.json", hdr)
                 assert h.get("content-encoding") == "dcz", h
-                results["pg 1MB"].append(t * 1000)
+                results["pg 1MB next"].append(t * 1000)
         # Directory store: dictionaries stored by a first process, measured on a fresh one (on disk, never loaded).
         directory = config("dir", False)
         with dcserve(["--config", directory]) as s:
@@ -135,12 +141,12 @@ def main() -> None:
                 hdr = {"Accept-Encoding": "dcz", "Available-Dictionary": available(dicts[i])}
                 status, h, body, t = get(s.port, f"/big/page.{i}.json", hdr)
                 assert h.get("content-encoding") == "dcz", h
-                results["dir page"].append(t * 1000)
+                results["dir first"].append(t * 1000)
                 status, h, body, t = get(s.port, f"/big/res.{i}.json", hdr)
                 assert h.get("content-encoding") == "dcz", h
-                results["dir 1MB"].append(t * 1000)
+                results["dir 1MB next"].append(t * 1000)
         for name, times in results.items():
-            print(f"{name:<9} median {statistics.median(times):7.2f} ms   runs " + " ".join(f"{t:.1f}" for t in times))
+            print(f"{name:<13} median {statistics.median(times):7.2f} ms   runs " + " ".join(f"{t:.1f}" for t in times))
         print(f"target: first delta <= 20 ms for a 1 MB dictionary (postgres, 16 KB page): "
               f"{statistics.median(results['pg page']):.2f} ms")
 
