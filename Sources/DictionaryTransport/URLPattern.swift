@@ -96,7 +96,7 @@ public struct URLPattern: Hashable, Sendable, CustomStringConvertible {
                 throw URLPatternError(.crossOrigin, pattern: match,
                                       "the pattern's origin is not the dictionary's origin \(base.scheme)://\(base.host)\(base.port.map { ":\($0)" } ?? ""); clients ignore cross-origin patterns")
             }
-            return parts.rest.isEmpty ? "/" : parts.rest
+            return try pathOnly(parts.rest.isEmpty ? "/" : parts.rest, match)
         }
         if match.contains("://") {
             throw URLPatternError(.unsupportedComponent, pattern: match,
@@ -107,7 +107,17 @@ public struct URLPattern: Hashable, Sendable, CustomStringConvertible {
                                   "a relative pattern needs the dictionary's URL; start the pattern with `/`")
         }
         let directory = base.path[...base.path.lastIndex(of: "/")!]
-        return escapePatternString(String(directory)) + match
+        return try pathOnly(escapePatternString(String(directory)) + match, match)
+    }
+
+    /// A resolved pathname must itself be a valid path pattern (the store keeps the resolved form and
+    /// parses it again without a base): one starting with `//` would not be (found by fuzzing, #13).
+    private static func pathOnly(_ pathname: String, _ match: String) throws(URLPatternError) -> String {
+        guard !pathname.hasPrefix("//") else {
+            throw URLPatternError(.unsupportedComponent, pattern: match,
+                                  "the pattern's path starts with `//`, which reads as a host; use a path such as `/static/*`")
+        }
+        return pathname
     }
 
     /// Escapes pattern syntax so `text` is matched literally (WHATWG "escape a pattern string").

@@ -63,6 +63,20 @@ private func pattern(_ match: String) throws -> URLPattern { try URLPattern(matc
         #expect(try pattern(match).matches(path: path) == expected, "\(match) vs \(path)")
     }
 
+    /// Found by the url-pattern fuzzer (#13 item 13): an absolute pattern whose path starts with `//`
+    /// was accepted, but its resolved pathname (what the store keeps) did not parse again.
+    @Test func everyAcceptedPatternsPathnameParsesAgain() throws {
+        for match in ["https://example.com//*", "https://example.com//x/*.js", "https://example.com///"] {
+            #expect(throws: URLPatternError.self) { try URLPattern(match, base: base) }
+        }
+        let oddBase = try #require(URLPatternBase(url: "https://example.com//static/app.v1.js"))
+        #expect(throws: URLPatternError.self) { try URLPattern("app.*.js", base: oddBase) }
+        for match in ["https://example.com/static/*", "app.*.js", "/x/*"] {
+            let pattern = try URLPattern(match, base: base)
+            #expect(try URLPattern(pattern.pathname, base: nil).pathname == pattern.pathname)
+        }
+    }
+
     @Test func relativePatternsResolveAgainstTheDictionaryDirectory() throws {
         #expect(try pattern("app.*.js").pathname == "/static/app.*.js")
         let special = URLPatternBase(scheme: "https", host: "example.com", path: "/a+b/dict")
