@@ -12,6 +12,9 @@ public protocol CompressionObserver: Sendable {
     func encoded(coding: ContentCoding, level: Int, duration: Duration)
     /// A dictionary was stored for the first time by this process.
     func storedDictionary(_ hash: DictionaryHash, bytes: Int)
+    /// A client named a live version it may not use (another partition's, or past the retention):
+    /// answered as if the hash were unknown.
+    func liveVersionRefused(path: Substring)
     /// Sizes for one compressible response: its identity body, what the best non-dictionary coding
     /// the client accepts would have sent, and what was sent.
     func sizes(identity: Int, bestPlain: Int, sent: Int)
@@ -25,4 +28,8 @@ public struct NoCompressionObserver: CompressionObserver {
     public func encoded(coding: ContentCoding, level: Int, duration: Duration) {}
     public func storedDictionary(_ hash: DictionaryHash, bytes: Int) {}
     public func sizes(identity: Int, bestPlain: Int, sent: Int) {}
+}
+
+extension CompressionObserver {
+    public func liveVersionRefused(path: Substring) {}
 }

@@ -22,6 +22,8 @@ public final class DCServeApplication: @unchecked Sendable {
     public let configuration: DCServeConfiguration
     public let store: DirectoryDictionaryStore
     public let library: DictionaryLibrary
+    /// The compression step (kept to drain its pending live-version writes on `stop()`).
+    let compressionMiddleware: DictionaryCompressionMiddleware
     public let variants: VariantCache
     public let background: BackgroundEncoder<VariantKey>
     public let handler: any HTTPHandler
@@ -80,9 +82,13 @@ public final class DCServeApplication: @unchecked Sendable {
         let compression = DictionaryCompressionMiddleware(
             rules: rules, settings: c.compression, store: store, library: library, variants: variants,
             resources: ResourceCache(budget: max(c.compression.variantCacheBytes / 2, 1 << 20)),
-            background: background, observer: metrics, logger: logger)
+            background: background, observer: metrics, logger: logger,
+            live: try Self.liveIndex(rules: rules, store: store),
+            partitionSecret: c.rules.contains { $0.partition != nil }
+                ? try PartitionSecret.load(configured: c.partitionSecret, storeDirectory: c.store.path) : [])
         let inner: any HTTPHandler = router ?? staticFiles!  // no routes → servesSite
         handler = inner.wrapped(in: [MetricsMiddleware(metrics: metrics), health, compression, outOfBand])
+        compressionMiddleware = compression
 
         let timer = DispatchSource.makeTimerSource(queue: housekeepingQueue)
         housekeeping = timer
@@ -164,6 +170,7 @@ public final class DCServeApplication: @unchecked Sendable {
         guard stopping.set() else { return }
         backgroundWork.wait()
         background.close()
+        compressionMiddleware.drainLiveWrites()
         housekeeping.cancel()
         let store = self.store, library = self.library, logger = self.logger
         housekeepingQueue.sync { Self.housekeep(store: store, library: library, logger: logger) }
@@ -177,4 +184,14 @@ final class StopFlag: Sendable {
     var isSet: Bool { flag.load(ordering: .acquiring) }
     /// Sets the flag; true for the caller that set it first.
     func set() -> Bool { !flag.exchange(true, ordering: .acquiringAndReleasing) }
+}
+
+extension DCServeApplication {
+    /// The live-version index of the rules with `upstreamVersions`/`partition`, rebuilt from the store.
+    static func liveIndex(rules: DictionaryRuleSet, store: any DictionaryStore) throws -> LiveVersionIndex {
+        let index = LiveVersionIndex(limits: Dictionary(
+            rules.rules.filter(\.isLive).map { ($0.name, $0.upstreamVersions) }, uniquingKeysWith: { a, _ in a }))
+        if !index.limits.isEmpty { index.load(from: store) }
+        return index
+    }
 }
