@@ -92,7 +92,10 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     public func handle(_ request: HTTPServerRequest, next: any HTTPHandler,
                        respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
         let method = request.head.method
-        guard method == .get || method == .head else { return next.handle(request, respond: respond) }
+        guard method == .get || method == .head else {
+            // Still strip a private rule's upstream partition header (and mark the response private).
+            return next.handle(request) { response in respond(self.partitioned(request, response).0) }
+        }
         if request.head.headerFields[.range] != nil {
             next.handle(request) { response in respond(self.identityForRange(request, self.partitioned(request, response).0)) }
             return
@@ -253,6 +256,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                 timing = ServerTiming(coding: coding, level: variant.level, encodeTime: encodeTime)
                 store.recordServed(hash, at: Date())
                 effects.dictionaryUsed = hash
+                if let rule = advertising, rule.isLive { observer.live(rule: rule.name, .dictionaryHit) }
             } else {
                 effects.isReplayable = false
             }
@@ -384,6 +388,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         else { return }
         if let ttl = rule.ttlSeconds { value += ", ttl=\(ttl)" }
         live.add(resource.hash, at: LiveVersionIndex.SlotKey(rule: rule.name, partition: partition, path: String(path)))
+        observer.live(rule: rule.name, .response)
         if !library.touch(resource.hash) {
             library.insert(CompressionDictionary(bytes: resource.bytes),
                            candidate: DictionaryCandidate(hash: resource.hash, pattern: rule.match, matchDestinations: rule.matchDest))
@@ -449,9 +454,14 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                                   availableDictionary: available) { hash in
             // A live version is found by (partition, hash) only: another partition's hash, or one past
             // the retention, is answered exactly like an unknown hash.
-            if self.live.isLive(hash), !self.live.allows(hash, partition: partition) {
+            let verdict = self.live.verdict(hash, partition: partition)
+            switch verdict {
+            case .notLive, .allowed: break
+            case .otherPartition, .pastRetention:
                 effects.isReplayable = false
-                self.observer.liveVersionRefused(path: path)
+                if let rule = self.rules.advertisingRule(for: path), rule.isLive {
+                    self.observer.live(rule: rule.name, verdict == .otherPartition ? .partitionMismatch : .pastRetention)
+                }
                 return nil
             }
             let found = self.library.lookup(hash)?.candidate

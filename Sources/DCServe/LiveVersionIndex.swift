@@ -28,8 +28,9 @@ final class LiveVersionIndex: Sendable {
         var slots: [SlotKey: [DictionaryHash]] = [:]
         /// (partition, hash) → how many slots retain it.
         var retained: [Member: Int] = [:]
-        /// Every hash stored by a live rule (retained or not): such hashes are never looked up by hash alone.
-        var live: Set<DictionaryHash> = []
+        /// Every hash stored by a live rule (retained or not), with the partitions that stored it: such
+        /// hashes are never looked up by hash alone.
+        var live: [DictionaryHash: Set<String>] = [:]
     }
 
     private let state = Mutex(State())
@@ -44,7 +45,7 @@ final class LiveVersionIndex: Sendable {
     func add(_ hash: DictionaryHash, at key: SlotKey) -> [DictionaryHash] {
         let limit = limits[key.rule] ?? nil
         return state.withLock { s in
-            s.live.insert(hash)
+            s.live[hash, default: []].insert(key.partition)
             var versions = s.slots[key] ?? []
             if versions.last == hash { return [] }
             if let i = versions.firstIndex(of: hash) {
@@ -67,12 +68,25 @@ final class LiveVersionIndex: Sendable {
         }
     }
 
-    /// Whether `hash` belongs to a live rule (then only ``allows(_:partition:)`` decides).
-    func isLive(_ hash: DictionaryHash) -> Bool { state.withLock { $0.live.contains(hash) } }
+    /// What a client in `partition` naming `hash` gets.
+    enum Verdict: Equatable {
+        /// Not a live version: the ordinary lookup by hash applies.
+        case notLive
+        /// Stored for this partition and still retained: usable.
+        case allowed
+        /// Another partition's version (never this one's): answered as if unknown.
+        case otherPartition
+        /// This partition's version, past the retention: answered as if unknown.
+        case pastRetention
+    }
 
-    /// Whether a client in `partition` may use `hash` (stored for that partition and still retained).
-    func allows(_ hash: DictionaryHash, partition: String) -> Bool {
-        state.withLock { $0.retained[Member(partition: partition, hash: hash)] != nil }
+    /// The verdict for `hash` named by a client in `partition`, O(1).
+    func verdict(_ hash: DictionaryHash, partition: String) -> Verdict {
+        state.withLock { s in
+            guard let owners = s.live[hash] else { return .notLive }
+            if s.retained[Member(partition: partition, hash: hash)] != nil { return .allowed }
+            return owners.contains(partition) ? .pastRetention : .otherPartition
+        }
     }
 
     /// Rebuilds the index from the store's records of live rules (oldest first by last served).
