@@ -79,13 +79,16 @@ public final class DCServeApplication: @unchecked Sendable {
         background = BackgroundEncoder(maxConcurrent: 1)
         let rules = try DictionaryRuleSet(rules: c.rules, outOfBand: c.outOfBand)
         let outOfBand = try OutOfBandDictionaryMiddleware(c.outOfBand, store: store)
+        let liveIndex = try Self.liveIndex(rules: rules, store: store)
+        var partitionSecret: [UInt8] = []
+        if c.rules.contains(where: { $0.partition != nil }) {
+            partitionSecret = try PartitionSecret.load(configured: c.partitionSecret, storeDirectory: c.store.path)
+        }
         let compression = DictionaryCompressionMiddleware(
             rules: rules, settings: c.compression, store: store, library: library, variants: variants,
             resources: ResourceCache(budget: max(c.compression.variantCacheBytes / 2, 1 << 20)),
             background: background, observer: metrics, logger: logger,
-            live: try Self.liveIndex(rules: rules, store: store),
-            partitionSecret: c.rules.contains { $0.partition != nil }
-                ? try PartitionSecret.load(configured: c.partitionSecret, storeDirectory: c.store.path) : [])
+            live: liveIndex, partitionSecret: partitionSecret)
         let inner: any HTTPHandler = router ?? staticFiles!  // no routes → servesSite
         handler = inner.wrapped(in: [MetricsMiddleware(metrics: metrics), health, compression, outOfBand])
         compressionMiddleware = compression

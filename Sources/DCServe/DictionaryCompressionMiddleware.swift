@@ -119,10 +119,10 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         guard let rule = rules.advertisingRule(for: request.pathWithoutQuery), rule.isLive else { return (response, nil) }
         guard let source = rule.partition else { return (response, "") }
         var out = response
-        let id = PartitionID.fromRequest(request.head.headerFields, source: source, secret: partitionSecret)
-            ?? PartitionID.fromResponse(&out.head.headerFields, source: source, secret: partitionSecret) ?? .anonymous
+        var id = PartitionID.fromRequest(request.head.headerFields, source: source, secret: partitionSecret)
+        if id == nil { id = PartitionID.fromResponse(&out.head.headerFields, source: source, secret: partitionSecret) }
         out.head.headerFields[.cacheControl] = Self.privately(out.head.headerFields[.cacheControl])
-        return (out, id.value)
+        return (out, (id ?? .anonymous).value)
     }
 
     /// `value` with the `private` directive (added first when missing).
@@ -382,7 +382,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// gives no `Cache-Control` that lets clients use it.
     func advertiseLive(_ resource: ResourceCache.Entry, rule: DictionaryRuleSet.Rule, path: Substring, partition: String,
                        fields: inout HTTPFields) {
-        guard let (cacheControl, usable) = Self.lifetime(rule, upstream: fields[.cacheControl]) else { return }
+        guard let lifetime = Self.lifetime(rule, upstream: fields[.cacheControl]) else { return }
+        let (cacheControl, usable) = lifetime
         let advertisement = rule.advertisement(path: path)
         guard var value = advertisements.value(for: "\(rule.name)\u{0}\(path)", compute: { _ in try? advertisement.fieldValue() })
         else { return }

@@ -44,7 +44,7 @@ final class LiveVersionIndex: Sendable {
     @discardableResult
     func add(_ hash: DictionaryHash, at key: SlotKey) -> [DictionaryHash] {
         let limit = limits[key.rule] ?? nil
-        return state.withLock { s in
+        return state.withLock { s -> [DictionaryHash] in
             s.live[hash, default: []].insert(key.partition)
             var versions = s.slots[key] ?? []
             if versions.last == hash { return [] }
@@ -82,7 +82,7 @@ final class LiveVersionIndex: Sendable {
 
     /// The verdict for `hash` named by a client in `partition`, O(1).
     func verdict(_ hash: DictionaryHash, partition: String) -> Verdict {
-        state.withLock { s in
+        state.withLock { s -> Verdict in
             guard let owners = s.live[hash] else { return .notLive }
             if s.retained[Member(partition: partition, hash: hash)] != nil { return .allowed }
             return owners.contains(partition) ? .pastRetention : .otherPartition

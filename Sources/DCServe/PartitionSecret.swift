@@ -22,13 +22,17 @@ enum PartitionSecret {
         let hex = bytes.map { String(format: "%02x", $0) }.joined()
         try? FileManager.default.createDirectory(atPath: storeDirectory, withIntermediateDirectories: true)
         let temp = path + ".tmp-\(UUID().uuidString)"
-        guard FileManager.default.createFile(atPath: temp, contents: Data((hex + "\n").utf8),
-                                             attributes: [.posixPermissions: 0o600]) else {
-            throw ConfigurationError(key: "dictionaries.partitionSecret", "cannot write \(temp)")
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw ConfigurationError(key: "dictionaries.partitionSecret", "cannot create \(temp): errno \(errno)")
         }
-        guard rename(temp, path) == 0 else {
+        let line = Array((hex + "\n").utf8)
+        let written = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard written == line.count, synced, rename(temp, path) == 0 else {
             unlink(temp)
-            throw ConfigurationError(key: "dictionaries.partitionSecret", "cannot create \(path): errno \(errno)")
+            throw ConfigurationError(key: "dictionaries.partitionSecret", "cannot write \(path): errno \(errno)")
         }
         return Array(hex.utf8)
     }

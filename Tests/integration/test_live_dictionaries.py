@@ -155,6 +155,14 @@ def test_calendar_deltas_per_user_and_never_across(live, api, brotli_cli):
     # A request without the header (the anonymous partition) cannot use Alice's either.
     status, headers, body = fetch_delta(port, "/api/calendar", previous["alice"], "dcz")
     assert headers.get("Content-Encoding") != "dcz"
+    # The metrics count the mismatches and the hits per rule.
+    _, _, metrics = live["server"].get("/metrics", admin=True)
+    lines = [l for l in metrics.decode().splitlines() if l.startswith("dcserve_live_events_total")]
+    def count(rule: str, event: str) -> float:
+        return sum(float(l.rsplit(" ", 1)[1]) for l in lines if f'rule="{rule}"' in l and f'event="{event}"' in l)
+    assert count("calendar", "partitionMismatch") >= 2, lines
+    assert count("calendar", "dictionaryHit") >= 4, lines
+    assert count("calendar", "response") >= 8, lines
 
 
 def test_partition_secret_and_no_credential_on_disk(live):
