@@ -162,7 +162,7 @@ async def conn_count(request: Request) -> Response:
 
 
 #: Live state: the number of articles in /latest_news, and each user's number of calendar events.
-NEWS = {"articles": 3}
+NEWS = {"articles": 30}
 CALENDARS: dict[str, int] = {}
 
 
