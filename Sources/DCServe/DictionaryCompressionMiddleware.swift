@@ -225,7 +225,12 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         out.body = .bytes(resource.bytes)
         if let rule = advertising {
             if rule.isLive {
-                advertiseLive(resource, rule: rule, path: path, partition: partition ?? "", fields: &out.head.headerFields)
+                // A private response (credentials, Set-Cookie, Cache-Control: private) becomes a shared
+                // dictionary only when the rule says so; a partitioned rule keeps it to its partition.
+                if rule.partition != nil || rule.allowPrivate
+                    || CompressionEligibility.privacyConcern(request: request.head.headerFields, response: response.head.headerFields) == nil {
+                    advertiseLive(resource, rule: rule, path: path, partition: partition ?? "", fields: &out.head.headerFields)
+                }
                 effects.isReplayable = false
             } else {
                 advertise(resource, rule: rule, path: path, fields: &out.head.headerFields, effects: &effects)
@@ -343,9 +348,12 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// Adds `Use-As-Dictionary` and a fresh `Cache-Control`, and makes sure the store holds the bytes.
     func advertise(_ resource: ResourceCache.Entry, rule: DictionaryRuleSet.Rule, path: Substring, fields: inout HTTPFields,
                    effects: inout ResponseEffects) {
+        guard let lifetime = Self.lifetime(rule, upstream: fields[.cacheControl]) else { return }
+        let (cacheControl, usable) = lifetime
         let advertisement = rule.advertisement(path: path)
-        guard let value = advertisements.value(for: "\(rule.name)\u{0}\(path)", compute: { _ in try? advertisement.fieldValue() })
+        guard var value = advertisements.value(for: "\(rule.name)\u{0}\(path)", compute: { _ in try? advertisement.fieldValue() })
         else { return }
+        if let ttl = rule.ttlSeconds { value += ", ttl=\(ttl)" }
         let now = Date()
         var isNew = storedThisRun.withLock { $0.insert(resource.hash).inserted }
         // Stored earlier in this run, but retention may have removed it since: then store it again,
@@ -355,7 +363,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             do {
                 _ = try store.put(resource.bytes, description: DictionaryDescription(
                     pattern: rule.match, matchDestinations: rule.matchDest, id: advertisement.id,
-                    rule: rule.name, sourcePath: String(path), maxAge: rule.maxAgeSeconds), now: now)
+                    rule: rule.name, sourcePath: String(path), maxAge: usable), now: now)
                 observer.storedDictionary(resource.hash, bytes: resource.bytes.count)
                 effects.isReplayable = false
             } catch {
@@ -369,7 +377,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             effects.advertised = resource.hash
         }
         fields[.useAsDictionary] = value
-        fields[.cacheControl] = "max-age=\(rule.maxAgeSeconds)"
+        fields[.cacheControl] = cacheControl
     }
 
     /// Blocks until every live version queued for the store is written (shutdown).
