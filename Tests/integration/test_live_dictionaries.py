@@ -31,10 +31,12 @@ def live_config(tmp: pathlib.Path, upstream: str) -> str:
         "upstreams": {"names": ["api"], "api": {"servers": [upstream], "readTimeoutSeconds": 5}},
         "routes": {"names": ["api"], "api": {"prefix": "/", "upstream": "api"}},
         "dictionaries": {
-            "rules": ["news", "calendar"],
+            "rules": ["news", "calendar", "tagged"],
             "news": {"match": "/latest_news", "upstreamVersions": 4, "lifetime": LIFETIME, "ttl": 86400},
             "calendar": {"match": "/api/calendar", "upstreamVersions": 3, "lifetime": LIFETIME,
                          "partition": {"header": "Authorization"}},
+            "tagged": {"match": "/api/calendar-tagged", "upstreamVersions": 2, "lifetime": "upstream",
+                       "partition": {"upstreamHeader": "Dictionary-Partition"}},
         },
     }
     path = tmp / "live.json"
@@ -163,6 +165,19 @@ def test_calendar_deltas_per_user_and_never_across(live, api, brotli_cli):
     assert count("calendar", "partitionMismatch") >= 2, lines
     assert count("calendar", "dictionaryHit") >= 4, lines
     assert count("calendar", "response") >= 8, lines
+
+
+def test_upstream_header_partition_is_removed_and_upstream_lifetime_refuses_no_cache(live, api):
+    """The `tagged` rule takes the partition from the upstream's Dictionary-Partition field (removed
+    before the client sees it); its lifetime is `upstream`, and the API says `private, no-cache`: no
+    freshness is invented, so nothing is advertised."""
+    port = live["server"].port
+    headers, body = fetch_identity(port, "/api/calendar-tagged", {"Authorization": "Bearer erin"})
+    assert "Dictionary-Partition" not in headers, dict(headers)
+    assert "Use-As-Dictionary" not in headers, "upstream no-cache must not be advertised"
+    assert "private" in headers["Cache-Control"] and "no-cache" in headers["Cache-Control"]
+    status, headers, _ = fetch_delta(port, "/api/calendar-tagged", body, "dcz", {"Authorization": "Bearer erin"})
+    assert headers.get("Content-Encoding") != "dcz" and "Dictionary-Partition" not in headers
 
 
 def test_partition_secret_and_no_credential_on_disk(live):

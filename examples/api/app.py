@@ -25,6 +25,8 @@ Live responses (issue #14):
   /api/calendar             the calendar of the user named by `Authorization: Bearer TOKEN` (401
                             without one); private, no-cache
   /api/calendar/update      POST (same bearer token): adds one event to that user's calendar
+  /api/calendar-tagged      the same calendar, naming its owner in `Dictionary-Partition: <user id>` for a
+                            proxy rule partitioned by `upstreamHeader` (dcserve removes the field)
 """
 from __future__ import annotations
 
@@ -209,6 +211,14 @@ async def calendar(request: Request) -> Response:
                     headers={"Cache-Control": "private, no-cache"})
 
 
+async def calendar_tagged(request: Request) -> Response:
+    response = await calendar(request)
+    user = bearer(request)
+    if user is not None:
+        response.headers["Dictionary-Partition"] = "user-" + hashlib.sha256(user.encode()).hexdigest()[:12]
+    return response
+
+
 async def calendar_update(request: Request) -> Response:
     user = bearer(request)
     if user is None:
@@ -222,6 +232,7 @@ app = Starlette(routes=[
     Route("/latest_news/update", latest_news_update, methods=["POST"]),
     Route("/api/calendar", calendar),
     Route("/api/calendar/update", calendar_update, methods=["POST"]),
+    Route("/api/calendar-tagged", calendar_tagged),
     Route("/api/items", items),
     Route("/api/items/{n:int}", items_version),
     Route("/api/echo", echo, methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]),
