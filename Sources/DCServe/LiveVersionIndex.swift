@@ -12,7 +12,7 @@ import Synchronization
 ///
 /// Thread-safe (one `Mutex`). Rebuilt at start-up from the store's records (rule, partition, source
 /// path, first/last served), so deltas continue after a restart.
-final class LiveVersionIndex: Sendable {
+public final class LiveVersionIndex: Sendable {
     struct SlotKey: Hashable, Sendable {
         var rule: String
         var partition: String

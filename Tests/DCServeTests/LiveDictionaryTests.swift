@@ -64,4 +64,20 @@ import Testing
         #expect(index.verdict(h[1], partition: "p2") == .allowed)
         #expect(index.verdict(h[2], partition: "p2") == .otherPartition)
     }
+
+    @Test func tenThousandPartitionsKeepTheirOwnVersions() {
+        let index = LiveVersionIndex(limits: ["calendar": 2])
+        let partitions = 10_000
+        for p in 0..<partitions {
+            for v in 0..<3 {
+                index.add(SHA256.hash(Array("\(p)/\(v)".utf8)),
+                          at: .init(rule: "calendar", partition: "p\(p)", path: "/api/calendar"))
+            }
+        }
+        for p in stride(from: 0, to: partitions, by: 997) {
+            #expect(index.verdict(SHA256.hash(Array("\(p)/0".utf8)), partition: "p\(p)") == .pastRetention)
+            #expect(index.verdict(SHA256.hash(Array("\(p)/2".utf8)), partition: "p\(p)") == .allowed)
+            #expect(index.verdict(SHA256.hash(Array("\(p)/2".utf8)), partition: "p\((p + 1) % partitions)") == .otherPartition)
+        }
+    }
 }
