@@ -154,17 +154,17 @@ def test_calendar_deltas_per_user_and_never_across(live, api, brotli_cli):
     assert status == 200 and headers["Content-Encoding"] == "gzip", dict(headers)
     assert "private" in headers["Cache-Control"]
     assert decode_plain(body, "gzip", brotli_cli) == bob_today
-    # A request without the header (the anonymous partition) cannot use Alice's either.
+    # A request without the header: the API answers 401, never coded against Alice's bytes.
     status, headers, body = fetch_delta(port, "/api/calendar", previous["alice"], "dcz")
-    assert headers.get("Content-Encoding") != "dcz"
+    assert status == 401 and headers.get("Content-Encoding") != "dcz"
     # The metrics count the mismatches and the hits per rule.
     _, _, metrics = live["server"].get("/metrics", admin=True)
     lines = [l for l in metrics.decode().splitlines() if l.startswith("dcserve_live_events_total")]
     def count(rule: str, event: str) -> float:
         return sum(float(l.rsplit(" ", 1)[1]) for l in lines if f'rule="{rule}"' in l and f'event="{event}"' in l)
-    assert count("calendar", "partitionMismatch") >= 2, lines
-    assert count("calendar", "dictionaryHit") >= 4, lines
-    assert count("calendar", "response") >= 8, lines
+    assert count("calendar", "partitionMismatch") == 1, "\n".join(lines + [l for l in metrics.decode().splitlines() if "negotiations" in l])
+    assert count("calendar", "dictionaryHit") == 4, lines
+    assert count("calendar", "response") == 7, lines
 
 
 def test_upstream_header_partition_is_removed_and_upstream_lifetime_refuses_no_cache(live, api):
