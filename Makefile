@@ -48,9 +48,13 @@ build: deps
 serve: build
 	$(DCSERVE) $(SERVE_ARGS)
 
+# The PostgreSQL store tests (issue #15) run against a throwaway PostgreSQL 15 in .build/pg/unit,
+# stopped whether the tests pass or not (the integration tests start their own, in pg_support.py).
 unit-test: deps-test
 	swift build --build-tests
-	swift test --skip-build
+	@url=$$(scripts/throwaway-postgres.sh start $(ROOT)/.build/pg/unit) || exit 1; \
+	  DCSERVE_TEST_PG_URL=$$url swift test --skip-build; rc=$$?; \
+	  scripts/throwaway-postgres.sh stop $(ROOT)/.build/pg/unit; exit $$rc
 
 integration-test: deps-test build
 	$(VENV)/bin/python -m pytest -q Tests/integration

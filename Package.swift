@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "HTTPClient", targets: ["HTTPClient"]),
         .library(name: "DictionaryTransport", targets: ["DictionaryTransport"]),
         .library(name: "DCServe", targets: ["DCServe"]),
+        .library(name: "DictionaryStorePostgres", targets: ["DictionaryStorePostgres"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -28,6 +29,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        // Shared dictionary store (issue #15).
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // System-library shims. Link flags come from pkg-config only (no `link` lines in the maps).
@@ -80,6 +83,18 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // PostgreSQL dictionary store and the tiered (local cache + shared) store; keeps NIO out of
+        // DictionaryTransport.
+        .target(
+            name: "DictionaryStorePostgres",
+            dependencies: [
+                "DictionaryTransport",
+                "DictionaryCodec",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
         .target(
             name: "DCServe",
             dependencies: [
@@ -87,6 +102,7 @@ let package = Package(
                 "HTTPClient",
                 "HTTPCore",
                 "DictionaryTransport",
+                "DictionaryStorePostgres",
                 "DictionaryCodec",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -125,7 +141,10 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
-        .testTarget(name: "DCServeTests", dependencies: ["DCServe", "HTTPClient", "HTTPCore"]),
+        .testTarget(name: "DCServeTests", dependencies: [
+            "DCServe", "HTTPClient", "HTTPCore", .product(name: "PropertyBased", package: "swift-property-based"),
+        ]),
+        .testTarget(name: "DictionaryStorePostgresTests", dependencies: ["DictionaryStorePostgres"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,6 @@
 import Dispatch
 import DictionaryCodec
+import DictionaryStorePostgres
 import DictionaryTransport
 import Foundation
 import HTTPServer
@@ -20,7 +21,11 @@ import Synchronization
 /// cancelled after `init` (DispatchSource's cancel is thread-safe), hence `@unchecked Sendable`.
 public final class DCServeApplication: @unchecked Sendable {
     public let configuration: DCServeConfiguration
-    public let store: DirectoryDictionaryStore
+    /// A `DirectoryDictionaryStore`, or a `TieredDictionaryStore` (PostgreSQL + local cache) when
+    /// `store.kind` is `postgres` (see `DictionaryStoreAssembly`).
+    public let store: any DictionaryStore
+    /// The PostgreSQL tier, when the store is shared (for readiness and shutdown).
+    public let sharedStore: PostgresDictionaryStore?
     public let library: DictionaryLibrary
     /// The compression step (kept to drain its pending live-version writes on `stop()`).
     let compressionMiddleware: DictionaryCompressionMiddleware
@@ -42,7 +47,8 @@ public final class DCServeApplication: @unchecked Sendable {
     private let backgroundWork = DispatchGroup()
     private let stopping = StopFlag()
 
-    /// How often `lastServed` updates are written and retention is applied.
+    /// How often `lastServed` updates are written and retention is applied by default
+    /// (`store.housekeepingSeconds`).
     public static let housekeepingInterval: DispatchTimeInterval = .seconds(60)
 
     /// `upstreamHandler` builds the handler of each upstream a route names (default: 502 "no proxy").
@@ -62,17 +68,12 @@ public final class DCServeApplication: @unchecked Sendable {
             throw ConfigurationError(key: "site.root", "\(error)")
         }
         router = c.routes.isEmpty ? nil : try Self.makeRouter(c, site: staticFiles, upstreamHandler: upstreamHandler)
-        do {
-            store = try DirectoryDictionaryStore(
-                directory: c.store.path,
-                retention: DictionaryRetention(maxTotalBytes: c.store.maxBytes, maxCountPerRule: c.store.maxEntriesPerRule,
-                                               keepPastExpiry: TimeInterval(c.store.retainAfterExpirySeconds)),
-                logger: Logger(label: "dcserve.dictionary-store"))
-        } catch {
-            throw ConfigurationError(key: "store.path", "\(error)")
-        }
+        (store, sharedStore) = try DictionaryStoreAssembly.make(c.store)
         library = DictionaryLibrary(store: store)
-        readiness = Readiness(storePath: c.store.path)
+        if let tiered = store as? TieredDictionaryStore {
+            tiered.onRemoval { [library] hash in library.forget(hash) }
+        }
+        readiness = Readiness(storePath: c.store.path, degradation: DictionaryStoreAssembly.degradation(of: sharedStore))
         let health = HealthMiddleware(livenessPath: c.health.livenessPath, readinessPath: c.health.readinessPath,
                                       readiness: readiness)
         variants = VariantCache(budget: c.compression.variantCacheBytes)
@@ -96,7 +97,8 @@ public final class DCServeApplication: @unchecked Sendable {
         let timer = DispatchSource.makeTimerSource(queue: housekeepingQueue)
         housekeeping = timer
         let store = self.store, library = self.library
-        timer.schedule(deadline: .now() + Self.housekeepingInterval, repeating: Self.housekeepingInterval)
+        let interval = DispatchTimeInterval.seconds(c.store.housekeepingSeconds)
+        timer.schedule(deadline: .now() + interval, repeating: interval)
         timer.setEventHandler {
             Self.housekeep(store: store, library: library, logger: logger)
         }
@@ -156,7 +158,7 @@ public final class DCServeApplication: @unchecked Sendable {
     }
 
     /// Writes pending store updates and applies retention.
-    static func housekeep(store: DirectoryDictionaryStore, library: DictionaryLibrary, logger: Logger) {
+    static func housekeep(store: any DictionaryStore, library: DictionaryLibrary, logger: Logger) {
         do { try store.flush() } catch { logger.error("cannot flush dictionary store", metadata: ["error": "\(error)"]) }
         for removal in store.prune(now: Date()) {
             library.forget(removal.hash)
@@ -178,6 +180,7 @@ public final class DCServeApplication: @unchecked Sendable {
         let store = self.store, library = self.library, logger = self.logger
         housekeepingQueue.sync { Self.housekeep(store: store, library: library, logger: logger) }
         background.waitForRunningJobs()
+        sharedStore?.shutdown()
     }
 }
 

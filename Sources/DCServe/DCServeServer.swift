@@ -42,8 +42,12 @@ public final class DCServeServer: Sendable {
                                          startBackgroundWorkNow: false)
         application = app
         let accessLog = AccessLog(logger: accessLogger, excludedPaths: app.accessLogExclusions)
-        let main = HTTPServer(configuration: Self.serverConfiguration(configuration, hosts: hosts), handler: app.handler,
-                              accessLog: accessLog)
+        var mainConfiguration = Self.serverConfiguration(configuration, hosts: hosts)
+        if let router = app.router {
+            // Request bodies routed to an upstream are streamed to it as they arrive (back-pressure).
+            mainConfiguration.streamsRequestBody = { router.streamsRequestBody($0) }
+        }
+        let main = HTTPServer(configuration: mainConfiguration, handler: app.handler, accessLog: accessLog)
         self.main = main
         if configuration.admin.enabled {
             var adminConfiguration = ServerConfiguration()
@@ -94,7 +98,7 @@ public final class DCServeServer: Sendable {
         do {
             try Self.open(main, name: "listening", logger: logger, metadata: [
                 "root": "\(application.staticFiles.map { "\($0.resolvedRoot)" } ?? "-")",
-                "store": "\(configuration.store.path)",
+                "store": "\(configuration.store.logDescription)",
                 "rules": "\(configuration.rules.map(\.name).joined(separator: ","))",
                 "routes": "\(configuration.routes.map { "\($0.prefix)→\($0.upstream ?? "site")" }.joined(separator: ","))",
             ])

@@ -25,6 +25,9 @@ public struct HealthMiddleware: HTTPMiddleware {
         if path == livenessPath { return respond(.text(.ok, "ok", headerFields: noStore)) }
         if let reason = readiness.problem() {
             respond(.text(.serviceUnavailable, "not ready: \(reason)", headerFields: noStore))
+        } else if let degraded = readiness.degradation() {
+            // Still ready: a load balancer must keep sending traffic (answers come from local caches).
+            respond(.text(.ok, "ready (degraded: \(degraded))", headerFields: noStore))
         } else {
             respond(.text(.ok, "ready", headerFields: noStore))
         }

@@ -6,8 +6,17 @@ import Synchronization
 public final class Readiness: Sendable {
     public let storePath: String
     private let open = Mutex(false)
+    private let degradationCheck: (@Sendable () -> String?)?
 
-    public init(storePath: String) { self.storePath = storePath }
+    /// - Parameter degradation: says why the instance is degraded (still serving, with less), or nil
+    ///   when it is not (e.g. the shared dictionary store is unreachable).
+    public init(storePath: String, degradation: (@Sendable () -> String?)? = nil) {
+        self.storePath = storePath
+        self.degradationCheck = degradation
+    }
+
+    /// Why the instance is degraded (ready, but e.g. serving from its local dictionary cache only), or nil.
+    public func degradation() -> String? { degradationCheck?() }
 
     /// Set true once every listener is bound, false when shutdown begins.
     public func setListenersOpen(_ value: Bool) { open.withLock { $0 = value } }

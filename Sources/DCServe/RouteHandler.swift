@@ -1,4 +1,5 @@
 import HTTPServer
+import HTTPTypes
 
 /// Sends each request to the handler of the longest route prefix that begins its path (the path
 /// without the query in `RoutePath.normalized` form, compared byte for byte: `/api/` takes `/api/x`,
@@ -22,6 +23,15 @@ public struct RouteHandler: HTTPHandler {
 
     /// Name of the route that takes `path` (nil: none, 404).
     public func routeName(for path: Substring) -> String? { RoutePath.normalized(path).flatMap { entry(for: $0)?.name } }
+
+    /// Whether the request's body should reach its handler as a stream: true when the route is a
+    /// reverse proxy (it forwards the body as it arrives; no size limit of its own).
+    public func streamsRequestBody(_ head: HTTPRequest) -> Bool {
+        let target = head.path ?? "/"
+        let path = target[..<(target.firstIndex { $0 == "?" || $0 == "#" } ?? target.endIndex)]
+        guard let normalized = RoutePath.normalized(path) else { return false }
+        return entry(for: normalized)?.handler is ReverseProxyHandler
+    }
 
     func entry(for normalizedPath: String) -> Entry? {
         entries.first { normalizedPath.utf8.starts(with: $0.prefix.utf8) }

@@ -44,7 +44,7 @@ struct ServeCommand: AsyncParsableCommand {
         "Quick mode: every --dictionaries rule becomes private, partitioned by this request header (e.g. Authorization); requests without it share one anonymous partition.", valueName: "name"))
     var partitionHeader: String?
 
-    @Option(help: "Dictionary store directory (overrides store.path; default dictionaries/).")
+    @Option(help: "Dictionary store directory (overrides store.path; default dictionaries/), or postgres://USER[:PASSWORD]@HOST:PORT/DB for the shared PostgreSQL store (store.path is then its local cache).")
     var store: String?
 
     @Option(help: "TCP port; 0 picks a free one (overrides server.port; default 8080).")
@@ -120,7 +120,14 @@ struct ServeCommand: AsyncParsableCommand {
             c.admin.enabled = adminPort != nil  // quick mode: no second port unless asked for
         }
         if let root { c.site.root = root }
-        if let store { c.store.path = store }
+        if let store {
+            if store.hasPrefix("postgres://") || store.hasPrefix("postgresql://") {  // shared store (issue #15)
+                c.store.kind = .postgres
+                c.store.postgres.url = store
+            } else {
+                c.store.path = store
+            }
+        }
         if let port { c.server.port = Int(port) }
         if let adminPort { c.admin.port = Int(adminPort) }
         if noAdmin { c.admin.enabled = false }

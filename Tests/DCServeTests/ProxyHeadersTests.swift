@@ -15,6 +15,10 @@ import Testing
 
     static func names(_ fields: HTTPFields) -> [String] { fields.map { $0.name.canonicalName } }
 
+    /// Fields the proxy adds itself (a client's `Connection` cannot make it drop them).
+    static let added: Set<HTTPField.Name> = [HTTPField.Name("X-Forwarded-For")!, HTTPField.Name("X-Forwarded-Proto")!,
+                                             HTTPField.Name("Forwarded")!, HTTPField.Name("Via")!]
+
     @Test func hopByHopAndConnectionListedFieldsAreRemovedFromRequests() {
         let r = Self.request([("Connection", "keep-alive, X-Secret-Hop"), ("Connection", "Other"),
                               ("X-Secret-Hop", "1"), ("Other", "2"), ("Keep-Alive", "timeout=5"), ("TE", "trailers"),

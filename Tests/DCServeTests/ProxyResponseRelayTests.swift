@@ -163,6 +163,12 @@ final class HeldWriter: ResponseBodyWriter, @unchecked Sendable {
         #expect(answers.all.count == 1)
     }
 
+    @Test func aFailedRequestBodyIsAnswered() throws {
+        let (relay, answers) = Self.relay(method: .post)
+        relay.didFail(.cancelled)  // the client's streamed body failed: the client cancelled the exchange
+        #expect(answers.all.map(\.head.status.code) == [400])
+    }
+
     @Test func bodylessResponsesAnswerAtTheHead() throws {
         let (relay, answers) = Self.relay(method: .head)
         relay.didReceiveHead(HTTPResponse(status: .ok, headerFields: [.contentLength: "1234"]), bodyLength: .none)

@@ -44,7 +44,8 @@ import Testing
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let c = try await ConfigurationLoader.load(file: root.appendingPathComponent("Config/proxy.json").path, environment: [:])
         #expect(c.upstreams.map(\.name) == ["api"] && c.upstreams[0].servers == ["http://127.0.0.1:8000"])
-        #expect(c.routes == [Route(name: "static", prefix: "/static/", upstream: nil), Route(name: "api", prefix: "/", upstream: "api")])
+        #expect(c.routes == [Route(name: "api", prefix: "/api/", upstream: "api"), Route(name: "site", prefix: "/", upstream: nil)])
+        #expect(c.rules.map(\.match) == ["/api/items*"])
     }
 
     @Test func environmentOverridesUpstreamKeys() async throws {

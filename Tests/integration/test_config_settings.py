@@ -255,3 +255,28 @@ def test_admin_port_in_use_after_the_main_listener_opened_exits_cleanly(dcserve_
         assert f"cannot listen on 127.0.0.1:{first.admin_port}: port already in use" in err, err
         assert "listening on http://127.0.0.1:" in err  # the main listener had opened first
         assert first.get("/static/app.v1.js")[0] == 200
+
+
+def test_example_proxy_configuration_serves_site_and_api(dcserve_bin, tmp_path):
+    """Config/proxy.json with the example API on a free port: /api/ is proxied (and its list
+    becomes a dictionary), everything else comes from examples/site."""
+    from upstream_support import ExampleAPI
+    with ExampleAPI() as api:
+        env = {"DCSERVE_UPSTREAMS_API_SERVERS": api.base, "DCSERVE_STORE_PATH": str(tmp_path / "store"),
+               "DCSERVE_ADMIN_ENABLED": "true"}  # the fixture waits for the admin listener
+        with DCServe(dcserve_bin, ["--config", str(ROOT / "Config/proxy.json")], cwd=str(ROOT), env=env) as s:
+            status, headers, body = s.get("/api/items")
+            assert status == 200 and "1.1 dcserve" in headers.get("Via", "")
+            assert 'match="/api/items*"' in headers.get("Use-As-Dictionary", "")
+            status, _, body = s.get("/static/app.v1.js")
+            assert status == 200 and body == V1
+
+
+def test_quick_mode_upstream_proxies_the_example_api(dcserve_bin, tmp_path):
+    from upstream_support import ExampleAPI
+    with ExampleAPI() as api:
+        with DCServe(dcserve_bin, ["--upstream", api.base, "--dictionaries", "/api/items*",
+                                   "--store", str(tmp_path / "store")], cwd=str(tmp_path)) as s:
+            status, headers, _ = s.get("/api/items")
+            assert status == 200 and 'match="/api/items*"' in headers.get("Use-As-Dictionary", "")
+            assert s.get("/api/items/2")[0] == 200

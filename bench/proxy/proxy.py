@@ -16,6 +16,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import benchlib  # noqa: E402
@@ -78,6 +79,7 @@ def dcserve_proxy(upstream_port: int, workdir: str) -> Process:
 
 def main() -> None:
     work = tempfile.mkdtemp(prefix="bench-proxy-")
+    os.chmod(work, 0o755)  # the upstream nginx's workers (user nobody) must reach www/
     www = os.path.join(work, "www")
     os.makedirs(www)
     for name, size in [("1k.bin", 1024), ("100k.bin", 102400)]:
@@ -91,6 +93,11 @@ def main() -> None:
     with benchlib.nginx(www, workers=1) as upstream, dcserve_proxy(upstream.port, work) as dc, \
             nginx_proxy(upstream.port) as ng:
         for name in ["1k.bin", "100k.bin"]:
+            expected = open(os.path.join(www, name), "rb").read()
+            for key, server in [("upstream", upstream), ("dcserve", dc), ("nginx", ng)]:
+                with urllib.request.urlopen(f"http://127.0.0.1:{server.port}/{name}", timeout=10) as r:
+                    if r.status != 200 or r.read() != expected:
+                        raise SystemExit(f"{key} does not serve {name} correctly")
             rows = []
             for round_ in range(ROUNDS):
                 order = [("dc", dc), ("ng", ng)] if round_ % 2 else [("ng", ng), ("dc", dc)]

@@ -61,6 +61,7 @@ public enum ConfigurationLoader {
         c.store.maxBytes = try r.int("store.maxBytes") ?? c.store.maxBytes
         c.store.maxEntriesPerRule = try r.int("store.maxEntriesPerRule") ?? c.store.maxEntriesPerRule
         c.store.retainAfterExpirySeconds = try r.int("store.retainAfterExpirySeconds") ?? c.store.retainAfterExpirySeconds
+        try readPostgresStore(r, into: &c)
 
         if let names = try r.stringArray("compression.preference") {
             c.compression.preference = try names.map { name in

@@ -6,7 +6,8 @@ enum ConfigurationSchema {
                    "maxRequestsPerConnection", "maxBodyBytes", "eventLoops", "logLevel"],
         "tls": ["host", "port", "certificate", "key", "sni", "handshakeTimeoutSeconds"],
         "site": ["root"],
-        "store": ["path", "maxBytes", "maxEntriesPerRule", "retainAfterExpirySeconds"],
+        "store": ["path", "maxBytes", "maxEntriesPerRule", "retainAfterExpirySeconds", "kind", "postgres", "cacheMaxBytes",
+                  "housekeepingSeconds"],
         "compression": ["preference", "minimumBytes", "variantCacheBytes", "precompress", "levels", "serverTiming"],
         "admin": ["enabled", "host", "port", "metricsPath"],
         "health": ["livenessPath", "readinessPath", "accessLog"],
@@ -23,6 +24,8 @@ enum ConfigurationSchema {
     static let routeKeys: Set<String> = ["prefix", "upstream"]
     static let levelKeys: Set<String> = ["fast", "best"]
     static let sniKeys: Set<String> = ["serverName", "certificate", "key"]
+    static let postgresKeys: Set<String> = ["url", "host", "port", "user", "password", "database", "tls", "poolSize",
+                                            "connectTimeoutSeconds"]
 
     /// Throws `ConfigurationError` for the first key (in sorted order) the schema does not know.
     static func checkKnownKeys(_ json: Any) throws {
@@ -62,6 +65,11 @@ enum ConfigurationSchema {
                 }
                 if section == "tls", let sni = object["sni"] {
                     try checkNamed(sni, section: "tls.sni", listKey: "names", allowed: sniKeys)
+                }
+                if section == "store", let postgres = object["postgres"] {
+                    for key in try objectValue(postgres, key: "store.postgres").keys.sorted() where !postgresKeys.contains(key) {
+                        throw ConfigurationError(key: "store.postgres.\(key)", "unknown key (known: \(postgresKeys.sorted().joined(separator: ", ")))")
+                    }
                 }
                 if section == "compression", let levels = object["levels"] {
                     for (coding, entry) in try objectValue(levels, key: "compression.levels").sorted(by: { $0.key < $1.key }) {

@@ -33,6 +33,7 @@ extension DCServeConfiguration {
         try SettingRange.check(store.maxEntriesPerRule, in: 1...1_000_000, key: "store.maxEntriesPerRule", "dictionaries")
         try SettingRange.check(store.retainAfterExpirySeconds, in: 0...SettingRange.maxAgeSeconds,
                                key: "store.retainAfterExpirySeconds", "seconds")
+        try validatePostgresStore()
         try check(!compression.preference.isEmpty, "compression.preference", "must list at least one coding")
         try check(Set(compression.preference).count == compression.preference.count, "compression.preference", "lists a coding twice")
         try SettingRange.check(compression.minimumBytes, in: 0...SettingRange.maxBytes, key: "compression.minimumBytes", "bytes")

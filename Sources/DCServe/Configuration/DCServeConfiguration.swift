@@ -102,6 +102,14 @@ public struct DCServeConfiguration: Sendable, Equatable {
         public var maxEntriesPerRule = 64
         /// Retention: how long a dictionary is kept after its freshness (max-age) expired.
         public var retainAfterExpirySeconds = 30 * 86_400
+        /// Shared store (issue #15): `directory` (only `path`) or `postgres` (PostgreSQL, with `path` as
+        /// the bounded local cache); see `DCServeConfiguration+PostgresStore.swift`.
+        public var kind: Kind = .directory
+        public var postgres = Postgres()
+        /// Byte budget of the local cache directory when `kind` is `postgres`.
+        public var cacheMaxBytes = 256 << 20
+        /// How often `lastServed` updates are written and retention is applied.
+        public var housekeepingSeconds = 60
         public init() {}
     }
 

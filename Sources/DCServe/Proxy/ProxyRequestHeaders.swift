@@ -41,22 +41,37 @@ public enum ProxyRequestHeaders {
     /// The upstream request head for `request`. The authority carries the `Host` to send; no `Host`
     /// line stays in the fields (the client writes it from the authority).
     public static func make(_ request: HTTPRequest, context: Context, policy: ProxyHeaderPolicy) -> HTTPRequest {
-        var extra: Set<HTTPField.Name> = [expect, host]
-        if !policy.upstreamHandlesDictionaries { extra.formUnion([.availableDictionary, .dictionaryID]) }
-        if policy.forwardedProto { extra.insert(xForwardedProto) }
-        var fields = HopByHopFields.removing(from: request.headerFields, extra: extra)
-
-        if !policy.upstreamHandlesDictionaries {
-            let accepted = AcceptEncoding(request.headerFields)
-            fields[.acceptEncoding] = nil
-            let codings = accepted.isPresent ? decodableCodings.filter { accepted.accepts($0) } : []
+        let dictionariesHere = !policy.upstreamHandlesDictionaries
+        let listed = HopByHopFields.connectionListed(in: request.headerFields)
+        var fields = HTTPFields()
+        fields.reserveCapacity(request.headerFields.count + 4)
+        var acceptEncoding: [String] = [], forwardedFor: [String] = [], forwardedElements: [String] = [], vias: [String] = []
+        // One pass: drop what must not be forwarded, collect what is rewritten, keep the rest in order.
+        for field in request.headerFields {
+            let name = field.name
+            if HopByHopFields.names.contains(name) || (!listed.isEmpty && listed.contains(name)) { continue }
+            switch name {
+            case expect, host: continue
+            case .acceptEncoding where dictionariesHere: acceptEncoding.append(field.value)
+            case .availableDictionary where dictionariesHere, .dictionaryID where dictionariesHere: continue
+            case xForwardedProto where policy.forwardedProto: continue
+            case xForwardedFor where policy.forwardedFor: forwardedFor.append(field.value)
+            case forwarded where policy.forwarded: forwardedElements.append(field.value)
+            case via where policy.via: vias.append(field.value)
+            default: fields.append(field)
+            }
+        }
+        if dictionariesHere {
+            // Several lines mean the same as one comma-joined line (RFC 9110 §5.3).
+            let codings = acceptEncoding.isEmpty ? []
+                : decodableCodings.filter(AcceptEncoding(fieldValue: acceptEncoding.joined(separator: ", ")).accepts)
             fields.append(HTTPField(name: .acceptEncoding,
                                     value: codings.isEmpty ? "identity" : codings.map(\.rawValue).joined(separator: ", ")))
         }
         let clientIP = clientHost(context.clientAddress)
         if policy.forwardedFor {
-            let previous = request.headerFields[values: xForwardedFor]
-            fields[xForwardedFor] = (previous + [clientIP]).joined(separator: ", ")
+            forwardedFor.append(clientIP)
+            fields.append(HTTPField(name: xForwardedFor, value: forwardedFor.joined(separator: ", ")))
         }
         if policy.forwardedProto {
             fields.append(HTTPField(name: xForwardedProto, value: context.scheme))
@@ -64,12 +79,12 @@ public enum ProxyRequestHeaders {
         if policy.forwarded {
             var element = "for=\(forwardedNode(clientIP));proto=\(context.scheme)"
             if let authority = request.authority { element += ";host=\(forwardedValue(authority))" }
-            let previous = request.headerFields[values: forwarded]
-            fields[forwarded] = (previous + [element]).joined(separator: ", ")
+            forwardedElements.append(element)
+            fields.append(HTTPField(name: forwarded, value: forwardedElements.joined(separator: ", ")))
         }
         if policy.via {
-            let previous = request.headerFields[values: via]
-            fields[via] = (previous + ["\(context.protocolVersion) \(policy.pseudonym)"]).joined(separator: ", ")
+            vias.append("\(context.protocolVersion) \(policy.pseudonym)")
+            fields.append(HTTPField(name: via, value: vias.joined(separator: ", ")))
         }
         var out = request
         switch policy.host {

@@ -6,12 +6,22 @@ import HTTPTypes
 /// validators and caching fields are end-to-end and pass unchanged. Pure; thread-safe.
 public enum ProxyResponseHeaders {
     public static func make(_ response: HTTPResponse, protocolVersion: String = "1.1", policy: ProxyHeaderPolicy) -> HTTPResponse {
-        var out = response
-        out.headerFields = HopByHopFields.removing(from: response.headerFields)
-        if policy.via {
-            let previous = response.headerFields[values: ProxyRequestHeaders.via]
-            out.headerFields[ProxyRequestHeaders.via] = (previous + ["\(protocolVersion) \(policy.pseudonym)"]).joined(separator: ", ")
+        let listed = HopByHopFields.connectionListed(in: response.headerFields)
+        var fields = HTTPFields()
+        fields.reserveCapacity(response.headerFields.count + 1)
+        var vias: [String] = []
+        for field in response.headerFields {
+            let name = field.name
+            if HopByHopFields.names.contains(name) || (!listed.isEmpty && listed.contains(name)) { continue }
+            if policy.via && name == ProxyRequestHeaders.via { vias.append(field.value); continue }
+            fields.append(field)
         }
+        if policy.via {
+            vias.append("\(protocolVersion) \(policy.pseudonym)")
+            fields.append(HTTPField(name: ProxyRequestHeaders.via, value: vias.joined(separator: ", ")))
+        }
+        var out = response
+        out.headerFields = fields
         return out
     }
 

@@ -48,6 +48,14 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
         var writing = false
         var exchange: HTTPClientExchange?
         var cancelRequested = false
+
+        /// The exchange is over for the relay: drops the references to the exchange (which holds this
+        /// relay as its delegate: a cycle otherwise) and to the writer.
+        mutating func end() {
+            phase = .done
+            exchange = nil
+            writer = nil
+        }
     }
 
     let upstream: String
@@ -70,18 +78,10 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
     /// The exchange, once `execute` returned it (a cancel requested earlier is carried out now).
     func attach(_ exchange: HTTPClientExchange) {
         let cancel = state.withLock { s -> Bool in
-            s.exchange = exchange
+            if s.phase != .done { s.exchange = exchange }
             return s.cancelRequested
         }
         if cancel { exchange.cancel() }
-    }
-
-    private func cancelExchange() {
-        let exchange = state.withLock { s -> HTTPClientExchange? in
-            s.cancelRequested = true
-            return s.exchange
-        }
-        exchange?.cancel()
     }
 
     /// Takes the `respond` closure (nil when the client was already answered).
@@ -99,7 +99,7 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
         let buffer: Bool
         switch bodyLength {
         case .none:
-            let respond = state.withLock { s in s.phase = .done; return takeRespond(&s) }
+            let respond = state.withLock { s in s.end(); return takeRespond(&s) }
             respond?(HTTPServerResponse(head: cleaned, body: .empty))
             return
         case .known(let n):
@@ -149,7 +149,7 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
         let next = state.withLock { s -> Next in
             switch s.phase {
             case .buffering:
-                s.phase = .done
+                s.end()
                 let body = s.buffer
                 s.buffer = []
                 return .answer(s.head ?? HTTPResponse(status: .badGateway), body)
@@ -170,12 +170,35 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
     }
 
     func didFail(_ error: HTTPClientError) {
-        if case .cancelled = error { return }  // we cancelled: the client is gone
+        if case .cancelled = error {
+            // Either we cancelled (the client went away: nothing to answer), or the client's streamed
+            // request body failed (closed, timed out, bad framing): answer, if the connection still can.
+            enum Next { case answer((@Sendable (HTTPServerResponse) -> Void)?), abort, nothing }
+            let next = state.withLock { s -> Next in
+                guard !s.cancelRequested else { return .nothing }
+                switch s.phase {
+                case .waitingForHead, .buffering:
+                    s.end()
+                    return .answer(takeRespond(&s))
+                case .streaming:
+                    s.ending = false
+                    return .abort
+                case .done:
+                    return .nothing
+                }
+            }
+            switch next {
+            case .answer(let respond): respond?(.text(.badRequest, "400 Bad Request: the request body could not be read to its end"))
+            case .abort: flushPending()
+            case .nothing: break
+            }
+            return
+        }
         let failure = UpstreamFailure(error, upstream: upstream)
         let answer = state.withLock { s -> Bool in
             switch s.phase {
             case .waitingForHead, .buffering:
-                s.phase = .done
+                s.end()
                 s.buffer = []
                 return true
             case .streaming:
@@ -253,7 +276,7 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
                 return .write(writer, part.bytes, part.resume)
             }
             guard let ending = s.ending else { return .nothing }
-            s.phase = .done
+            s.end()
             return ending ? .finish(writer) : .abort(writer)
         }
         switch next {
@@ -274,8 +297,14 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
     private func write(_ bytes: [UInt8], to writer: any ResponseBodyWriter, then: @escaping @Sendable () -> Void) {
         let taken: @Sendable () -> Void = { [self] in
             if writer.isCancelled {
-                state.withLock { $0.phase = .done; $0.pending = [] }
-                cancelExchange()
+                let exchange = state.withLock { s -> HTTPClientExchange? in
+                    let exchange = s.exchange
+                    s.end()
+                    s.pending = []
+                    s.cancelRequested = true
+                    return exchange
+                }
+                exchange?.cancel()
             } else {
                 then()
             }

@@ -9,8 +9,10 @@ import Logging
 /// request arrived on (no thread hop), and relays the answer (``ProxyResponseRelay``).
 ///
 /// - The request head goes through ``ProxyRequestHeaders`` (hop-by-hop fields, forwarding fields,
-///   Host, dictionary fields, Accept-Encoding); the complete request body is forwarded with
-///   `Content-Length` (dcserve has already answered `Expect: 100-continue`).
+///   Host, dictionary fields, Accept-Encoding). A streamed request body (`bodyStream`, opted in by
+///   `RouteHandler.streamsRequestBody`) is forwarded as it arrives, with back-pressure
+///   (``StreamedRequestBody``; `100 Continue` goes to the client when the upstream connection pulls
+///   the first part); a buffered one is sent whole with `Content-Length`.
 /// - Responses up to `maxBufferedBodyBytes` are buffered and handed on as bytes (decoded to identity
 ///   by ``UpstreamBodyDecoder`` when they are gzip/br/zstd and may be transformed), so the compression
 ///   middleware can encode them and store dictionaries; larger ones, and streams (SSE), are relayed
@@ -65,11 +67,18 @@ public final class ReverseProxyHandler: HTTPHandler {
             protocolVersion: "\(request.version.major).\(request.version.minor)", upstreamAuthority: upstreamAuthority)
         let head = ProxyRequestHeaders.make(request.head, context: context, policy: policy)
         let fields = request.head.headerFields
-        let hasBody = fields[.contentLength] != nil || fields[.transferEncoding] != nil || !request.body.isEmpty
+        let body: HTTPClientRequestBody
+        if let stream = request.bodyStream {
+            body = .stream(StreamedRequestBody(stream), length: stream.expectedLength.map { Int($0) })
+        } else if fields[.contentLength] != nil || fields[.transferEncoding] != nil || !request.body.isEmpty {
+            body = .bytes(request.body)
+        } else {
+            body = .none
+        }
         let relay = ProxyResponseRelay(upstream: name, request: request.head, settings: .init(
             maxBufferedBodyBytes: maxBufferedBodyBytes, maxDecodedBodyBytes: maxDecodedBodyBytes, policy: policy),
             logger: logger, respond: respond)
-        let exchange = client.execute(HTTPClientRequest(head: head, body: hasBody ? .bytes(request.body) : .none),
+        let exchange = client.execute(HTTPClientRequest(head: head, body: body),
                                       on: request.eventLoop, delegate: relay)
         relay.attach(exchange)
     }

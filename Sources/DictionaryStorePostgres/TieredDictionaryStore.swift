@@ -1,0 +1,125 @@
+import CoreMetrics
+import DictionaryCodec
+import DictionaryTransport
+import Dispatch
+import Foundation
+import Logging
+import Synchronization
+
+/// A ``DictionaryStore`` made of a shared store (PostgreSQL, the source of truth for which
+/// dictionaries exist and their records) and a bounded local cache of bytes (a
+/// ``DirectoryDictionaryStore`` whose retention is its byte budget).
+///
+/// - `put` stores in the shared tier first and throws if that fails (the caller must not advertise
+///   the dictionary), then in the local cache (a local failure is only logged).
+/// - `get` answers only for hashes the shared tier knows; it tries the local cache (which re-verifies
+///   SHA-256 on every disk read), then reads the shared tier once (verified there) and keeps the bytes
+///   locally. Concurrent `get`s of the same missing hash share one database read.
+/// - While the shared tier is unreachable, its in-memory records still answer: dictionaries cached
+///   locally keep serving deltas, the others are not found (plain codings), `put` fails.
+/// - `prune` applies retention in the shared tier (one instance at a time) and trims the local cache
+///   to its budget; dictionaries removed by any instance stop being returned at once here.
+///
+/// Thread-safety: as its tiers (both thread-safe); the single-flight table is behind a `Mutex`.
+public final class TieredDictionaryStore: DictionaryStore {
+    public let local: DirectoryDictionaryStore
+    public let shared: PostgresDictionaryStore
+    private let logger: Logger
+    private let flights = Mutex<[DictionaryHash: Flight]>([:])
+    private let localHits = Counter(label: "dcserve_store_tier_loads_total", dimensions: [("tier", "local")])
+    private let sharedLoads = Counter(label: "dcserve_store_tier_loads_total", dimensions: [("tier", "postgres")])
+
+    /// One database read that concurrent callers wait for.
+    private final class Flight: Sendable {
+        let done = DispatchGroup()
+        let result = Mutex<StoredDictionary?>(nil)
+        init() { done.enter() }
+    }
+
+    public init(local: DirectoryDictionaryStore, shared: PostgresDictionaryStore,
+                logger: Logger = Logger(label: "dcserve.dictionary-store")) {
+        self.local = local
+        self.shared = shared
+        self.logger = logger
+    }
+
+    /// Calls `observer` with every dictionary removed by any instance (learnt by notification, by a
+    /// reload after reconnecting, or removed by this instance's `prune`).
+    public func onRemoval(_ observer: @escaping @Sendable (DictionaryHash) -> Void) {
+        shared.observe { change in
+            if case .removed(let hash) = change { observer(hash) }
+        }
+    }
+
+    @discardableResult
+    public func put(_ bytes: [UInt8], description: DictionaryDescription, now: Date) throws -> DictionaryHash {
+        let hash = try shared.put(bytes, description: description, now: now)
+        do { try local.put(bytes, description: description, now: now) } catch {
+            logger.warning("cannot cache dictionary locally", metadata: ["hash": "\(hash.hex)", "error": "\(error)"])
+        }
+        return hash
+    }
+
+    public func get(_ hash: DictionaryHash) -> StoredDictionary? {
+        guard let record = shared.metadata(hash) else { return nil }
+        if let cached = local.get(hash) {
+            localHits.increment()
+            return StoredDictionary(hash: hash, bytes: cached.bytes, metadata: record)
+        }
+        let (flight, leader): (Flight, Bool) = flights.withLock { flights in
+            if let existing = flights[hash] { return (existing, false) }
+            let flight = Flight()
+            flights[hash] = flight
+            return (flight, true)
+        }
+        guard leader else {
+            _ = flight.done.wait(timeout: .now() + shared.settings.connectTimeoutSeconds + 1)
+            return flight.result.withLock { $0 }
+        }
+        let loaded = shared.get(hash)
+        if let loaded {
+            sharedLoads.increment()
+            cacheLocally(loaded)
+        }
+        flight.result.withLock { $0 = loaded }
+        flights.withLock { $0[hash] = nil }
+        flight.done.leave()
+        return loaded
+    }
+
+    public func metadata(_ hash: DictionaryHash) -> DictionaryMetadata? { shared.metadata(hash) }
+
+    @discardableResult
+    public func recordServed(_ hash: DictionaryHash, at date: Date) -> Bool {
+        guard shared.recordServed(hash, at: date) else { return false }
+        local.recordServed(hash, at: date)  // recency for the local cache's budget
+        return true
+    }
+
+    public func flush() throws {
+        var firstError: (any Error)?
+        do { try shared.flush() } catch { firstError = error }
+        do { try local.flush() } catch { firstError = firstError ?? error }
+        if let firstError { throw firstError }
+    }
+
+    @discardableResult
+    public func prune(now: Date) -> [DictionaryRemoval] {
+        let removals = shared.prune(now: now)
+        local.prune(now: now)  // the cache's byte budget; not removals from the store
+        return removals
+    }
+
+    public var hashes: [DictionaryHash] { shared.hashes }
+
+    private func cacheLocally(_ stored: StoredDictionary) {
+        let record = stored.metadata
+        guard let pattern = record.pattern else { return }
+        let description = DictionaryDescription(
+            pattern: pattern, matchDestinations: record.matchDestinations, id: record.id.flatMap { DictionaryID($0) },
+            rule: record.rule, sourcePath: record.sourcePath, maxAge: record.maxAge)
+        do { try local.put(stored.bytes, description: description, now: record.lastServed) } catch {
+            logger.warning("cannot cache dictionary locally", metadata: ["hash": "\(stored.hash.hex)", "error": "\(error)"])
+        }
+    }
+}
