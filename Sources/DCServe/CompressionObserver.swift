@@ -12,6 +12,8 @@ public protocol CompressionObserver: Sendable {
     func encoded(coding: ContentCoding, level: Int, duration: Duration)
     /// A dictionary was stored for the first time by this process.
     func storedDictionary(_ hash: DictionaryHash, bytes: Int)
+    /// One event of a live rule (issue #14): a response, a dictionary hit, or a refused version.
+    func live(rule: String, _ event: LiveEvent)
     /// Sizes for one compressible response: its identity body, what the best non-dictionary coding
     /// the client accepts would have sent, and what was sent.
     func sizes(identity: Int, bestPlain: Int, sent: Int)
@@ -25,4 +27,20 @@ public struct NoCompressionObserver: CompressionObserver {
     public func encoded(coding: ContentCoding, level: Int, duration: Duration) {}
     public func storedDictionary(_ hash: DictionaryHash, bytes: Int) {}
     public func sizes(identity: Int, bestPlain: Int, sent: Int) {}
+}
+
+extension CompressionObserver {
+    public func live(rule: String, _ event: LiveEvent) {}
+}
+
+/// What happened on a live rule's path.
+public enum LiveEvent: String, Sendable {
+    /// A 200 response advertised as a live version.
+    case response
+    /// A response coded against one of the partition's retained versions.
+    case dictionaryHit
+    /// The client named a version of another partition (answered as if unknown).
+    case partitionMismatch
+    /// The client named a version of its partition that is past the retention (answered as if unknown).
+    case pastRetention
 }

@@ -27,6 +27,8 @@ public final class DCServeApplication: @unchecked Sendable {
     /// The PostgreSQL tier, when the store is shared (for readiness and shutdown).
     public let sharedStore: PostgresDictionaryStore?
     public let library: DictionaryLibrary
+    /// The compression step (kept to drain its pending live-version writes on `stop()`).
+    let compressionMiddleware: DictionaryCompressionMiddleware
     public let variants: VariantCache
     public let background: BackgroundEncoder<VariantKey>
     public let handler: any HTTPHandler
@@ -79,12 +81,19 @@ public final class DCServeApplication: @unchecked Sendable {
         background = BackgroundEncoder(maxConcurrent: 1)
         let rules = try DictionaryRuleSet(rules: c.rules, outOfBand: c.outOfBand)
         let outOfBand = try OutOfBandDictionaryMiddleware(c.outOfBand, store: store)
+        let liveIndex = try Self.liveIndex(rules: rules, store: store)
+        var partitionSecret: [UInt8] = []
+        if c.rules.contains(where: { $0.partition != nil }) {
+            partitionSecret = try PartitionSecret.load(configured: c.partitionSecret, storeDirectory: c.store.path)
+        }
         let compression = DictionaryCompressionMiddleware(
             rules: rules, settings: c.compression, store: store, library: library, variants: variants,
             resources: ResourceCache(budget: max(c.compression.variantCacheBytes / 2, 1 << 20)),
-            background: background, observer: metrics, logger: logger)
+            background: background, observer: metrics, logger: logger,
+            live: liveIndex, partitionSecret: partitionSecret)
         let inner: any HTTPHandler = router ?? staticFiles!  // no routes → servesSite
         handler = inner.wrapped(in: [MetricsMiddleware(metrics: metrics), health, compression, outOfBand])
+        compressionMiddleware = compression
 
         let timer = DispatchSource.makeTimerSource(queue: housekeepingQueue)
         housekeeping = timer
@@ -165,6 +174,7 @@ public final class DCServeApplication: @unchecked Sendable {
         guard stopping.set() else { return }
         backgroundWork.wait()
         background.close()
+        compressionMiddleware.drainLiveWrites()
         housekeeping.cancel()
         let store = self.store, library = self.library, logger = self.logger
         housekeepingQueue.sync { Self.housekeep(store: store, library: library, logger: logger) }
@@ -179,4 +189,14 @@ final class StopFlag: Sendable {
     var isSet: Bool { flag.load(ordering: .acquiring) }
     /// Sets the flag; true for the caller that set it first.
     func set() -> Bool { !flag.exchange(true, ordering: .acquiringAndReleasing) }
+}
+
+extension DCServeApplication {
+    /// The live-version index of the rules with `upstreamVersions`/`partition`, rebuilt from the store.
+    static func liveIndex(rules: DictionaryRuleSet, store: any DictionaryStore) throws -> LiveVersionIndex {
+        let index = LiveVersionIndex(limits: Dictionary(
+            rules.rules.filter(\.isLive).map { ($0.name, $0.upstreamVersions) }, uniquingKeysWith: { a, _ in a }))
+        if !index.limits.isEmpty { index.load(from: store) }
+        return index
+    }
 }

@@ -67,11 +67,20 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// a time (identical concurrent requests share them); large ones capped at the core count.
     let encodes = SingleFlight<VariantKey, CachedVariant>(maxConcurrentLarge: ProcessInfo.processInfo.activeProcessorCount)
     let reads = SingleFlight<String, ResourceCache.Entry>(maxConcurrentLarge: ProcessInfo.processInfo.activeProcessorCount)
+    /// Versions of live responses clients may name, by (partition, hash).
+    let live: LiveVersionIndex
+    /// Key of partition ids (``PartitionID``); empty when no rule is private.
+    let partitionSecret: [UInt8]
+    /// Writes live versions to the store off the request path (the store fsyncs each write).
+    private let storeQueue = DispatchQueue(label: "dcserve.live-store", qos: .utility)
 
     public init(rules: DictionaryRuleSet, settings: DCServeConfiguration.Compression, store: any DictionaryStore,
                 library: DictionaryLibrary, variants: VariantCache, resources: ResourceCache,
                 background: BackgroundEncoder<VariantKey>, observer: any CompressionObserver = NoCompressionObserver(),
-                logger: Logger) {
+                logger: Logger, live: LiveVersionIndex? = nil, partitionSecret: [UInt8] = []) {
+        self.live = live ?? LiveVersionIndex(limits: Dictionary(
+            rules.rules.filter(\.isLive).map { ($0.name, $0.upstreamVersions) }, uniquingKeysWith: { a, _ in a }))
+        self.partitionSecret = partitionSecret
         self.rules = rules
         self.settings = settings
         self.store = store
@@ -87,9 +96,12 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     public func handle(_ request: HTTPServerRequest, next: any HTTPHandler,
                        respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
         let method = request.head.method
-        guard method == .get || method == .head else { return next.handle(request, respond: respond) }
+        guard method == .get || method == .head else {
+            // Still strip a private rule's upstream partition header (and mark the response private).
+            return next.handle(request) { response in respond(self.partitioned(request, response).0) }
+        }
         if request.head.headerFields[.range] != nil {
-            next.handle(request) { response in respond(self.identityForRange(request, response)) }
+            next.handle(request) { response in respond(self.identityForRange(request, self.partitioned(request, response).0)) }
             return
         }
         let conditions = ConditionalRequest(request.head.headerFields)
@@ -98,17 +110,39 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             inner.head.headerFields[.ifNoneMatch] = nil
             inner.head.headerFields[.ifModifiedSince] = nil
         }
-        next.handle(inner) { response in self.answer(request, response, conditions, respond: respond) }
+        next.handle(inner) { response in
+            let (response, partition) = self.partitioned(request, response)
+            self.answer(request, response, conditions, partition: partition, respond: respond)
+        }
+    }
+
+    /// For a path a private rule advertises: the request's partition id (from the request, or from the
+    /// upstream's header, which is removed here so the client never sees it) and `Cache-Control:
+    /// private` on the response. Otherwise the response unchanged and nil (the shared partition).
+    func partitioned(_ request: HTTPServerRequest, _ response: HTTPServerResponse) -> (HTTPServerResponse, String?) {
+        guard let rule = rules.advertisingRule(for: request.pathWithoutQuery), rule.isLive else { return (response, nil) }
+        guard let source = rule.partition else { return (response, "") }
+        var out = response
+        var id = PartitionID.fromRequest(request.head.headerFields, source: source, secret: partitionSecret)
+        if id == nil { id = PartitionID.fromResponse(&out.head.headerFields, source: source, secret: partitionSecret) }
+        out.head.headerFields[.cacheControl] = Self.privately(out.head.headerFields[.cacheControl])
+        return (out, (id ?? .anonymous).value)
+    }
+
+    /// `value` with the `private` directive (added first when missing).
+    static func privately(_ value: String?) -> String {
+        guard let value, !value.isEmpty else { return "private" }
+        return DictionaryCacheControl(value).isPrivate ? value : "private, " + value
     }
 
     /// Answers `request` given the inner handler's `response`: from the memo when it holds a valid
     /// entry (its effects replayed), else computed by ``process(_:_:effects:)`` and remembered when
     /// replayable. Conditional fields are evaluated last, in both cases.
     func answer(_ request: HTTPServerRequest, _ response: HTTPServerResponse, _ conditions: ConditionalRequest,
-                respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+                partition: String? = nil, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
         // The memo trusts the ETag: only for handlers that declare same (path, ETag) ⇒ same bytes.
         guard response.isContentAddressed, ResponseMemo.accepts(response), let key = ResponseMemoKey(request) else {
-            return compute(request, response, conditions, memo: nil, respond: respond)
+            return compute(request, response, conditions, memo: nil, partition: partition, respond: respond)
         }
         // Read before computing: a change during the computation makes the new entry stale at once.
         let generations = ResponseMemo.Generations(variants: variants.generation, library: library.generation)
@@ -126,10 +160,10 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// instead of stalling the loop's other connections.
     private func compute(_ request: HTTPServerRequest, _ response: HTTPServerResponse, _ conditions: ConditionalRequest,
                          memo memoSlot: (key: ResponseMemoKey, generations: ResponseMemo.Generations)?,
-                         respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+                         partition: String? = nil, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
         let work: @Sendable () -> Void = {
             var effects = ResponseEffects()
-            let (out, conditional) = self.process(request, response, effects: &effects)
+            let (out, conditional) = self.process(request, response, effects: &effects, partition: partition)
             if let memoSlot, effects.isReplayable && conditional, let length = response.body.knownLength {
                 let body: ResponseBody? = if case .bytes = out.body { out.body } else { nil }
                 self.memo.insert(memoSlot.key, ResponseMemo.Entry(
@@ -150,7 +184,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// The middleware's response before conditional evaluation, and whether the conditions apply to
     /// it; every side effect is also noted in `effects`.
     func process(_ request: HTTPServerRequest, _ response: HTTPServerResponse,
-                 effects: inout ResponseEffects) -> (HTTPServerResponse, conditional: Bool) {
+                 effects: inout ResponseEffects, partition: String? = nil) -> (HTTPServerResponse, conditional: Bool) {
         if case .stream(let body) = response.body, let encoded = streamingEncoded(request, response, body) {
             effects.isReplayable = false
             return (encoded, false)
@@ -194,11 +228,21 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         var out = response
         out.body = .bytes(resource.bytes)
         if let rule = advertising {
-            advertise(resource, rule: rule, path: path, fields: &out.head.headerFields, effects: &effects)
+            if rule.isLive {
+                // A private response (credentials, Set-Cookie, Cache-Control: private) becomes a shared
+                // dictionary only when the rule says so; a partitioned rule keeps it to its partition.
+                if rule.partition != nil || rule.allowPrivate
+                    || CompressionEligibility.privacyConcern(request: request.head.headerFields, response: response.head.headerFields) == nil {
+                    advertiseLive(resource, rule: rule, path: path, partition: partition ?? "", fields: &out.head.headerFields)
+                }
+                effects.isReplayable = false
+            } else {
+                advertise(resource, rule: rule, path: path, fields: &out.head.headerFields, effects: &effects)
+            }
         }
 
         let decision = negotiate(request, out.head.headerFields, resource: resource, path: path, scope: scope,
-                                 effects: &effects)
+                                 effects: &effects, partition: partition ?? "")
         observer.decided(decision, path: path)
         effects.decision = decision
         var timing: ServerTiming?
@@ -221,6 +265,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                 timing = ServerTiming(coding: coding, level: variant.level, encodeTime: encodeTime)
                 store.recordServed(hash, at: Date())
                 effects.dictionaryUsed = hash
+                if let rule = advertising, rule.isLive { observer.live(rule: rule.name, .dictionaryHit) }
             } else {
                 effects.isReplayable = false
             }
@@ -318,9 +363,12 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// Adds `Use-As-Dictionary` and a fresh `Cache-Control`, and makes sure the store holds the bytes.
     func advertise(_ resource: ResourceCache.Entry, rule: DictionaryRuleSet.Rule, path: Substring, fields: inout HTTPFields,
                    effects: inout ResponseEffects) {
+        guard let lifetime = Self.lifetime(rule, upstream: fields[.cacheControl]) else { return }
+        let (cacheControl, usable) = lifetime
         let advertisement = rule.advertisement(path: path)
-        guard let value = advertisements.value(for: "\(rule.name)\u{0}\(path)", compute: { _ in try? advertisement.fieldValue() })
+        guard var value = advertisements.value(for: "\(rule.name)\u{0}\(path)", compute: { _ in try? advertisement.fieldValue() })
         else { return }
+        if let ttl = rule.ttlSeconds { value += ", ttl=\(ttl)" }
         let now = Date()
         var isNew = storedThisRun.withLock { $0.insert(resource.hash).inserted }
         // Stored earlier in this run, but retention may have removed it since: then store it again,
@@ -330,7 +378,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             do {
                 _ = try store.put(resource.bytes, description: DictionaryDescription(
                     pattern: rule.match, matchDestinations: rule.matchDest, id: advertisement.id,
-                    rule: rule.name, sourcePath: String(path), maxAge: rule.maxAgeSeconds), now: now)
+                    rule: rule.name, sourcePath: String(path), maxAge: usable), now: now)
                 observer.storedDictionary(resource.hash, bytes: resource.bytes.count)
                 effects.isReplayable = false
             } catch {
@@ -344,12 +392,69 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             effects.advertised = resource.hash
         }
         fields[.useAsDictionary] = value
-        fields[.cacheControl] = "max-age=\(rule.maxAgeSeconds)"
+        fields[.cacheControl] = cacheControl
+    }
+
+    /// Blocks until every live version queued for the store is written (shutdown).
+    public func drainLiveWrites() { storeQueue.sync {} }
+
+    /// Advertises a live response (a rule with `upstreamVersions` or `partition`): records it as the
+    /// newest version of (rule, partition, path), makes it usable at once (``DictionaryLibrary/insert``)
+    /// and writes it to the store on a background queue — a version lost before it is written only
+    /// costs a later miss (the store verifies bytes on load). Not advertised when the lifetime policy
+    /// gives no `Cache-Control` that lets clients use it.
+    func advertiseLive(_ resource: ResourceCache.Entry, rule: DictionaryRuleSet.Rule, path: Substring, partition: String,
+                       fields: inout HTTPFields) {
+        guard let lifetime = Self.lifetime(rule, upstream: fields[.cacheControl]) else { return }
+        let (cacheControl, usable) = lifetime
+        let advertisement = rule.advertisement(path: path)
+        guard var value = advertisements.value(for: "\(rule.name)\u{0}\(path)", compute: { _ in try? advertisement.fieldValue() })
+        else { return }
+        if let ttl = rule.ttlSeconds { value += ", ttl=\(ttl)" }
+        live.add(resource.hash, at: LiveVersionIndex.SlotKey(rule: rule.name, partition: partition, path: String(path)))
+        observer.live(rule: rule.name, .response)
+        if !library.touch(resource.hash) {
+            library.insert(CompressionDictionary(bytes: resource.bytes),
+                           candidate: DictionaryCandidate(hash: resource.hash, pattern: rule.match, matchDestinations: rule.matchDest))
+        }
+        let now = Date()
+        if !store.recordServed(resource.hash, at: now) {
+            let store = self.store, observer = self.observer, logger = self.logger, bytes = resource.bytes
+            let description = DictionaryDescription(
+                pattern: rule.match, matchDestinations: rule.matchDest, id: advertisement.id, rule: rule.name,
+                sourcePath: String(path), maxAge: usable, partition: rule.partition == nil ? nil : partition)
+            storeQueue.async {
+                do {
+                    let hash = try store.put(bytes, description: description, now: now)
+                    observer.storedDictionary(hash, bytes: bytes.count)
+                } catch {
+                    logger.error("cannot store live dictionary (later requests naming it get a plain coding)",
+                                 metadata: ["path": "\(path)", "error": "\(error)"])
+                }
+            }
+        }
+        fields[.useAsDictionary] = value
+        fields[.cacheControl] = rule.partition == nil ? cacheControl : Self.privately(cacheControl)
+    }
+
+    /// The `Cache-Control` an advertised response of `rule` gets and how long clients may use it
+    /// (seconds); nil when the policy is `upstream` and the upstream's value does not allow use as a
+    /// dictionary (then the response is not advertised: no freshness is invented).
+    static func lifetime(_ rule: DictionaryRuleSet.Rule, upstream: String?) -> (String, Int)? {
+        switch rule.lifetime {
+        case .maxAge:
+            return ("max-age=\(rule.maxAgeSeconds)", rule.maxAgeSeconds)
+        case .cacheControl(let value):
+            return DictionaryCacheControl(value).usableSeconds.map { (value, $0) }
+        case .upstream:
+            guard let upstream, let usable = DictionaryCacheControl(upstream).usableSeconds else { return nil }
+            return (upstream, usable)
+        }
     }
 
     /// A failed dictionary lookup makes `effects` not replayable (the store may learn the hash later).
     func negotiate(_ request: HTTPServerRequest, _ responseFields: HTTPFields, resource: ResourceCache.Entry,
-                   path: Substring, scope: DictionaryScope?, effects: inout ResponseEffects) -> EncodingDecision {
+                   path: Substring, scope: DictionaryScope?, effects: inout ResponseEffects, partition: String = "") -> EncodingDecision {
         var codings = Set(settings.preference)
         if scope == nil { codings.subtract([.dcb, .dcz]) }
         var policy = NegotiationPolicy(codings: codings, minimumBodySize: settings.minimumBytes,
@@ -371,6 +476,18 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         return Negotiation.decide(request: request.head.headerFields, path: String(path), response: responseFields,
                                   bodySize: resource.bytes.count, policy: policy, knownSizes: sizes,
                                   availableDictionary: available) { hash in
+            // A live version is found by (partition, hash) only: another partition's hash, or one past
+            // the retention, is answered exactly like an unknown hash.
+            let verdict = self.live.verdict(hash, partition: partition)
+            switch verdict {
+            case .notLive, .allowed: break
+            case .otherPartition, .pastRetention:
+                effects.isReplayable = false
+                if let rule = self.rules.advertisingRule(for: path), rule.isLive {
+                    self.observer.live(rule: rule.name, verdict == .otherPartition ? .partitionMismatch : .pastRetention)
+                }
+                return nil
+            }
             let found = self.library.lookup(hash)?.candidate
             if found == nil { effects.isReplayable = false }
             return found

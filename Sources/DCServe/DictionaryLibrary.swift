@@ -55,6 +55,19 @@ public final class DictionaryLibrary: Sendable {
         return (dictionary, candidate)
     }
 
+    /// Adds a dictionary the caller just made (a live response, before the store has written it), so
+    /// the next request can use it at once. The bytes are the caller's; `dictionary.hash` is their hash.
+    public func insert(_ dictionary: CompressionDictionary, candidate: DictionaryCandidate) {
+        state.withLock { s in
+            s.tick &+= 1
+            s.generation &+= 1
+            s.loaded[dictionary.hash] = (dictionary, candidate, s.tick)
+            if s.loaded.count > capacity, let victim = s.loaded.min(by: { $0.value.tick < $1.value.tick }) {
+                s.loaded.removeValue(forKey: victim.key)
+            }
+        }
+    }
+
     /// Marks a loaded dictionary as just used (its eviction recency), without handing it out: what a
     /// replayed response does for the dictionary its body was encoded against. False when it is not
     /// loaded.

@@ -14,6 +14,15 @@ public struct DictionaryRuleSet: Sendable {
         public let maxAgeSeconds: Int
         public let compress: [URLPattern]
         public let allowPrivate: Bool
+        /// Live responses: versions kept per URL (nil = unlimited), see ``LiveVersionIndex``.
+        public let upstreamVersions: Int?
+        public let lifetime: DictionaryLifetime
+        public let ttlSeconds: Int?
+        /// Private rule: where each request's partition comes from.
+        public let partition: DictionaryPartitionSource?
+
+        /// Whether this rule's dictionaries are looked up by (partition, hash) through the live index.
+        public var isLive: Bool { upstreamVersions != nil || partition != nil }
 
         /// The `Use-As-Dictionary` value for a dictionary served at `path`.
         public func advertisement(path: Substring) -> UseAsDictionary {
@@ -41,7 +50,8 @@ public struct DictionaryRuleSet: Sendable {
                  match: try compile(r.match, "dictionaries.\(r.name).match"),
                  matchDest: r.matchDest, id: r.id, maxAgeSeconds: r.maxAgeSeconds,
                  compress: try r.compress.map { try compile($0, "dictionaries.\(r.name).compress") },
-                 allowPrivate: r.allowPrivate)
+                 allowPrivate: r.allowPrivate || r.partition != nil,
+                 upstreamVersions: r.upstreamVersions, lifetime: r.lifetime, ttlSeconds: r.ttlSeconds, partition: r.partition)
         }
         outOfBandCompress = try outOfBand.map { (try compile($0.match, "outOfBand.\($0.name).match"), $0.name) }
     }

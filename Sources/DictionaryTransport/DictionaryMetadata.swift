@@ -30,12 +30,15 @@ public struct DictionaryMetadata: Codable, Hashable, Sendable {
     /// When clients' copies go stale: `lastServed + maxAge` (nil when unknown: never expires by age).
     public var expires: Date?
     public var byteSize: Int
+    /// The partition (HMAC id of one user's credential, never the credential) of a private rule's
+    /// dictionary; nil = shared. A dictionary is usable only by requests of the same partition.
+    public var partition: String? = nil
 
     enum CodingKeys: String, CodingKey {
         case formatVersion = "format_version", hash, match, pathPattern = "path_pattern"
         case matchDestinations = "match_dest", id, rule, sourcePath = "source_path"
         case firstServed = "first_served", lastServed = "last_served", maxAge = "max_age", expires
-        case byteSize = "byte_size"
+        case byteSize = "byte_size", partition
     }
 
     /// The record's pattern, ready for ``Negotiation``; nil if the stored pattern no longer parses.
@@ -64,9 +67,12 @@ public struct DictionaryDescription: Hashable, Sendable {
     public var sourcePath: String?
     /// `Cache-Control: max-age` in seconds the dictionary is served with.
     public var maxAge: Int?
+    /// The partition of a private rule's dictionary (see ``DictionaryMetadata/partition``).
+    public var partition: String?
 
     public init(pattern: URLPattern, matchDestinations: [String] = [], id: DictionaryID? = nil, rule: String? = nil,
-                sourcePath: String? = nil, maxAge: Int? = nil) {
+                sourcePath: String? = nil, maxAge: Int? = nil, partition: String? = nil) {
+        self.partition = partition
         self.pattern = pattern
         self.matchDestinations = matchDestinations
         self.id = id

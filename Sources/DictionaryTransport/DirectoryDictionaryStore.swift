@@ -117,7 +117,8 @@ public final class DirectoryDictionaryStore: DictionaryStore {
             pathPattern: description.pattern.pathname, matchDestinations: description.matchDestinations,
             id: description.id?.value, rule: description.rule, sourcePath: description.sourcePath,
             firstServed: existing?.firstServed ?? now, lastServed: now, maxAge: description.maxAge,
-            expires: description.maxAge.map { now.addingTimeInterval(TimeInterval($0)) }, byteSize: bytes.count)
+            expires: description.maxAge.map { now.addingTimeInterval(TimeInterval($0)) }, byteSize: bytes.count,
+            partition: description.partition)
         try AtomicFile.writeAtomically(try Self.encode(record), to: metadataPath(hash))
         try AtomicFile.writeAtomically(bytes, to: dataPath(hash))
         state.withLock { state in

@@ -40,6 +40,10 @@ struct ServeCommand: AsyncParsableCommand {
         "Quick mode: a URL path pattern whose responses become dictionaries (repeatable).", valueName: "pattern"))
     var dictionaryPatterns: [String] = []
 
+    @Option(name: .customLong("partition-header"), help: ArgumentHelp(
+        "Quick mode: every --dictionaries rule becomes private, partitioned by this request header (e.g. Authorization); requests without it share one anonymous partition.", valueName: "name"))
+    var partitionHeader: String?
+
     @Option(help: "Dictionary store directory (overrides store.path; default dictionaries/), or postgres://USER[:PASSWORD]@HOST:PORT/DB for the shared PostgreSQL store (store.path is then its local cache).")
     var store: String?
 
@@ -158,7 +162,12 @@ struct ServeCommand: AsyncParsableCommand {
             } catch {
                 throw CLIError("--dictionaries \(pattern): \(error)")
             }
-            c.rules.append(DictionaryRule(name: "quick\(i + 1)", match: pattern))
+            var rule = DictionaryRule(name: "quick\(i + 1)", match: pattern)
+            if let partitionHeader { rule.partition = .header(partitionHeader) }
+            c.rules.append(rule)
+        }
+        if partitionHeader != nil && dictionaryPatterns.isEmpty {
+            throw CLIError("--partition-header applies to --dictionaries rules: give at least one --dictionaries PATTERN")
         }
         try c.validate()
         return c

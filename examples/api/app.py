@@ -18,6 +18,15 @@ Endpoints (all under /api/):
   truncate?bytes=N announces N bytes (Content-Length, or chunked with &chunked=1) and closes the
                    connection after sending half of them
   conn-count       number of TCP connections the server has accepted (see serve.py)
+
+Live responses (issue #14):
+  /latest_news              the news feed: JSON, one new article per update (Cache-Control: no-cache)
+  /latest_news/update       POST: adds one article; answers the new article count
+  /api/calendar             the calendar of the user named by `Authorization: Bearer TOKEN` (401
+                            without one); private, no-cache
+  /api/calendar/update      POST (same bearer token): adds one event to that user's calendar
+  /api/calendar-tagged      the same calendar, naming its owner in `Dictionary-Partition: <user id>` for a
+                            proxy rule partitioned by `upstreamHeader` (dcserve removes the field)
 """
 from __future__ import annotations
 
@@ -154,7 +163,76 @@ async def conn_count(request: Request) -> Response:
     return JSONResponse({"accepted": CONNECTIONS["accepted"]})
 
 
+#: Live state: the number of articles in /latest_news, and each user's number of calendar events.
+NEWS = {"articles": 30}
+CALENDARS: dict[str, int] = {}
+
+
+def news_document(count: int) -> bytes:
+    """The feed with `count` articles, newest first; each update adds one article at the top."""
+    articles = [{"id": n, "title": f"Article {n}: the council votes on the new tram line, part {n}",
+                 "body": f"Reporters followed the debate for the {n}th time. " + "The vote is close and the city waits. " * 6,
+                 "section": ["city", "world", "sport", "culture"][n % 4]}
+                for n in range(count, 0, -1)]
+    return json.dumps({"feed": "latest_news", "count": count, "articles": articles}, separators=(",", ":")).encode()
+
+
+async def latest_news(request: Request) -> Response:
+    return Response(news_document(NEWS["articles"]), media_type="application/json",
+                    headers={"Cache-Control": "no-cache"})
+
+
+async def latest_news_update(request: Request) -> Response:
+    NEWS["articles"] += 1
+    return JSONResponse({"articles": NEWS["articles"]})
+
+
+def bearer(request: Request) -> str | None:
+    auth = request.headers.get("authorization", "")
+    return auth[7:] if auth.lower().startswith("bearer ") and len(auth) > 7 else None
+
+
+def calendar_document(user: str, events: int) -> bytes:
+    """`user`'s calendar with `events` events (every user's events name the user)."""
+    owner = hashlib.sha256(user.encode()).hexdigest()[:12]
+    items = [{"id": n, "owner": owner, "title": f"Meeting {n} of {owner} with the planning team",
+              "start": f"2026-12-{1 + n % 28:02d}T{8 + n % 9:02d}:00:00Z", "minutes": 30 + 15 * (n % 4),
+              "notes": "Bring the quarterly figures and the draft of the tram line proposal."}
+             for n in range(1, events + 1)]
+    return json.dumps({"owner": owner, "events": items}, separators=(",", ":")).encode()
+
+
+async def calendar(request: Request) -> Response:
+    user = bearer(request)
+    if user is None:
+        return PlainTextResponse("bearer token required\n", status_code=401)
+    events = CALENDARS.setdefault(user, 20)
+    return Response(calendar_document(user, events), media_type="application/json",
+                    headers={"Cache-Control": "private, no-cache"})
+
+
+async def calendar_tagged(request: Request) -> Response:
+    response = await calendar(request)
+    user = bearer(request)
+    if user is not None:
+        response.headers["Dictionary-Partition"] = "user-" + hashlib.sha256(user.encode()).hexdigest()[:12]
+    return response
+
+
+async def calendar_update(request: Request) -> Response:
+    user = bearer(request)
+    if user is None:
+        return PlainTextResponse("bearer token required\n", status_code=401)
+    CALENDARS[user] = CALENDARS.get(user, 20) + 1
+    return JSONResponse({"events": CALENDARS[user]})
+
+
 app = Starlette(routes=[
+    Route("/latest_news", latest_news),
+    Route("/latest_news/update", latest_news_update, methods=["POST"]),
+    Route("/api/calendar", calendar),
+    Route("/api/calendar/update", calendar_update, methods=["POST"]),
+    Route("/api/calendar-tagged", calendar_tagged),
     Route("/api/items", items),
     Route("/api/items/{n:int}", items_version),
     Route("/api/echo", echo, methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]),

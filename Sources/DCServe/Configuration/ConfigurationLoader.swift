@@ -103,9 +103,16 @@ public enum ConfigurationLoader {
             }
             rule.maxAgeSeconds = try r.int("\(k).maxAge") ?? rule.maxAgeSeconds
             rule.allowPrivate = try r.bool("\(k).allowPrivate") ?? false
+            rule.upstreamVersions = try r.int("\(k).upstreamVersions")
+            if let lifetime = try r.string("\(k).lifetime") { rule.lifetime = DictionaryLifetime(configured: lifetime) }
+            rule.ttlSeconds = try r.int("\(k).ttl")
+            if let name = try r.string("\(k).partition.header") { rule.partition = .header(name) }
+            if let name = try r.string("\(k).partition.cookie") { rule.partition = .cookie(name) }
+            if let name = try r.string("\(k).partition.upstreamHeader") { rule.partition = .upstreamHeader(name) }
             c.rules.append(rule)
         }
 
+        c.partitionSecret = try r.string("dictionaries.partitionSecret")
         try readUpstreamsAndRoutes(r, into: &c)
         for name in try r.stringArray("outOfBand.names") ?? [] {
             let k = "outOfBand.\(name)"

@@ -12,7 +12,9 @@ enum ConfigurationSchema {
         "admin": ["enabled", "host", "port", "metricsPath"],
         "health": ["livenessPath", "readinessPath", "accessLog"],
     ]
-    static let ruleKeys: Set<String> = ["match", "resources", "matchDest", "id", "maxAge", "compress", "allowPrivate"]
+    static let ruleKeys: Set<String> = ["match", "resources", "matchDest", "id", "maxAge", "compress", "allowPrivate",
+                                          "upstreamVersions", "lifetime", "ttl", "partition"]
+    static let partitionKeys: Set<String> = ["header", "cookie", "upstreamHeader"]
     static let outOfBandKeys: Set<String> = ["file", "path", "match", "matchDest", "id", "maxAge", "advertiseOn", "allowOrigin"]
     static let upstreamKeys: Set<String> = [
         "servers", "connectTimeoutSeconds", "sendTimeoutSeconds", "readTimeoutSeconds", "maxIdleConnections",
@@ -33,7 +35,20 @@ enum ConfigurationSchema {
         for (section, value) in top.sorted(by: { $0.key < $1.key }) {
             switch section {
             case "dictionaries":
-                try checkNamed(value, section: section, listKey: "rules", allowed: ruleKeys)
+                var rules = try objectValue(value, key: section)
+                rules["partitionSecret"] = nil  // a section-wide setting, not a rule
+                try checkNamed(rules, section: section, listKey: "rules", allowed: ruleKeys)
+                for (name, entry) in rules.sorted(by: { $0.key < $1.key }) where name != "rules" {
+                    guard let partition = (entry as? [String: Any])?["partition"] else { continue }
+                    let key = "dictionaries.\(name).partition"
+                    let object = try objectValue(partition, key: key)
+                    for field in object.keys.sorted() where !partitionKeys.contains(field) {
+                        throw ConfigurationError(key: "\(key).\(field)", "unknown key (known: cookie, header, upstreamHeader)")
+                    }
+                    if object.count != 1 {
+                        throw ConfigurationError(key: key, "must name exactly one of header, cookie, upstreamHeader")
+                    }
+                }
             case "outOfBand":
                 try checkNamed(value, section: section, listKey: "names", allowed: outOfBandKeys)
             case "upstreams":

@@ -65,6 +65,7 @@ extension DCServeConfiguration {
             try checkPattern(rule.match, key: "\(k).match")
             try checkPattern(rule.resources, key: "\(k).resources")
             for pattern in rule.compress { try checkPattern(pattern, key: "\(k).compress") }
+            try checkLiveSettings(rule, key: k)
         }
         for entry in outOfBand {
             let k = "outOfBand.\(entry.name)"

@@ -13,6 +13,9 @@ public struct DCServeConfiguration: Sendable, Equatable {
     /// Dictionary rules in declaration order; the first rule whose `resources` pattern matches a
     /// response's path decides how it is advertised.
     public var rules: [DictionaryRule] = []
+    /// Secret for partition ids (HMAC-SHA256) of private rules (`dictionaries.partitionSecret`); nil =
+    /// generated once and kept in the store directory (`partition-secret`, mode 0600).
+    public var partitionSecret: String?
     /// Out-of-band dictionaries advertised with `Link: <…>; rel="compression-dictionary"`.
     public var outOfBand: [OutOfBandDictionary] = []
     /// HTTPS listener (off unless a certificate is given) and proxy/redirect settings.
@@ -173,6 +176,15 @@ public struct DictionaryRule: Sendable, Equatable {
     public var compress: [String]
     /// Allow dictionary compression of private responses (cookies, authorization) for this rule.
     public var allowPrivate = false
+    /// Live responses (issue #14): keep the last N versions per URL (and partition) usable as
+    /// dictionaries; older ones are refused as if unknown. nil = no per-URL limit (store retention only).
+    public var upstreamVersions: Int?
+    /// `Cache-Control` of advertised responses (``DictionaryLifetime``).
+    public var lifetime: DictionaryLifetime = .maxAge
+    /// Emit `ttl=N` in `Use-As-Dictionary` (seconds), for clients that honour it. nil = none.
+    public var ttlSeconds: Int?
+    /// Per-user dictionaries: where the partition comes from. nil = one shared partition.
+    public var partition: DictionaryPartitionSource?
 
     public init(name: String, match: String, resources: String? = nil, compress: [String]? = nil) {
         self.name = name

@@ -17,6 +17,7 @@ import Synchronization
 /// | `dcserve_variant_cache_lookups_total` | result | `hit` / `miss` |
 /// | `dcserve_compression_duration_seconds` | coding, level | histogram of encode times (request path and background) |
 /// | `dcserve_dictionaries_stored_total` | | dictionaries stored for the first time by this process |
+/// | `dcserve_live_events_total` | rule, event | live rules: `response`, `dictionaryHit`, `partitionMismatch`, `pastRetention` |
 /// | `dcserve_open_connections`, `dcserve_stored_dictionaries` | | gauges, refreshed at every scrape |
 /// | `dcserve_tls_handshakes_total` | result | `completed` / `resumed` / `failed`, brought up to date at every scrape |
 ///
@@ -35,6 +36,7 @@ public final class DCServeMetrics: CompressionObserver {
     /// only: swift-metrics hands out one shared counter per label set), found with one lookup.
     private let responses = LabelledCache<StatusCoding, (requests: Counter, bodyBytes: Counter)>()
     private let outcomes = LabelledCache<String, Counter>()
+    private let liveEvents = LabelledCache<String, Counter>()
     private let timers = LabelledCache<CodingLevel, Timer>()
     private let cacheHits = Counter(label: "dcserve_variant_cache_lookups_total", dimensions: [("result", "hit")])
     private let cacheMisses = Counter(label: "dcserve_variant_cache_lookups_total", dimensions: [("result", "miss")])
@@ -94,6 +96,12 @@ public final class DCServeMetrics: CompressionObserver {
     }
 
     public func storedDictionary(_ hash: DictionaryHash, bytes: Int) { storedTotal.increment() }
+
+    public func live(rule: String, _ event: LiveEvent) {
+        liveEvents.get("\(rule)\u{0}\(event.rawValue)") {
+            Counter(label: "dcserve_live_events_total", dimensions: [("rule", rule), ("event", event.rawValue)])
+        }.increment()
+    }
 
     public func sizes(identity: Int, bestPlain: Int, sent: Int) {
         identityBytes.increment(by: identity)

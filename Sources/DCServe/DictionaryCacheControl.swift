@@ -1,0 +1,49 @@
+import Foundation
+
+/// The `Cache-Control` directives that decide whether a client may keep a response as a dictionary
+/// (RFC 9842 §2.2, Chromium: the response must be fresh or allowed to be served stale).
+///
+/// A value type parsed leniently from one field value: unknown directives are ignored.
+struct DictionaryCacheControl: Equatable {
+    var maxAge: Int?
+    var staleWhileRevalidate: Int?
+    var noStore = false
+    var noCache = false
+    var mustRevalidate = false
+    var isPrivate = false
+
+    init(_ value: String) {
+        for part in value.split(separator: ",") {
+            let directive = part.trimmingCharacters(in: .whitespaces)
+            let pieces = directive.split(separator: "=", maxSplits: 1).map { String($0).lowercased() }
+            guard let name = pieces.first else { continue }
+            let argument = pieces.count > 1 ? Int(pieces[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))) : nil
+            switch name {
+            case "max-age": maxAge = argument
+            case "stale-while-revalidate": staleWhileRevalidate = argument
+            case "no-store": noStore = true
+            case "no-cache": noCache = true
+            case "must-revalidate": mustRevalidate = true
+            case "private": isPrivate = true
+            default: break
+            }
+        }
+    }
+
+    /// Whether a browser may register the response as a dictionary: fresh (`max-age` > 0) or
+    /// stale-servable (`stale-while-revalidate` > 0 without `must-revalidate`); never with
+    /// `no-store` or `no-cache`.
+    var allowsUseAsDictionary: Bool {
+        if noStore || noCache { return false }
+        if (maxAge ?? 0) > 0 { return true }
+        return (staleWhileRevalidate ?? 0) > 0 && !mustRevalidate
+    }
+
+    /// How long a client may hold the dictionary, in seconds (fresh + stale-servable time); nil when
+    /// it may not use it at all.
+    var usableSeconds: Int? {
+        guard allowsUseAsDictionary else { return nil }
+        return (maxAge ?? 0) + (mustRevalidate ? 0 : (staleWhileRevalidate ?? 0))
+    }
+}
+

@@ -1,0 +1,68 @@
+import DictionaryCodec
+import HTTPTypes
+
+/// One user's dictionary partition: HMAC-SHA256(secret, credential) in hex, so the credential
+/// (a bearer token, a session cookie, an upstream user id) is never stored or logged, and ids cannot
+/// be forged or reversed without the server secret.
+///
+/// Requests without the configured header/cookie share the anonymous partition ``anonymous``
+/// (quick mode's `--partition-header`); a value type, `Sendable`.
+public struct PartitionID: Hashable, Sendable, CustomStringConvertible {
+    public let value: String
+
+    public static let anonymous = PartitionID(value: "anonymous")
+
+    init(value: String) { self.value = value }
+
+    /// The partition of `credential` under `secret`.
+    public init(secret: [UInt8], credential: some StringProtocol) {
+        value = Self.hmacSHA256(key: secret, message: Array(credential.utf8)).hex
+    }
+
+    public var description: String { value }
+
+    /// RFC 2104 HMAC with SHA-256 (block size 64).
+    static func hmacSHA256(key: [UInt8], message: [UInt8]) -> DictionaryHash {
+        var k = key.count > 64 ? SHA256.hash(key).bytes : key
+        k += [UInt8](repeating: 0, count: 64 - k.count)
+        let inner = SHA256.hash(k.map { $0 ^ 0x36 } + message)
+        return SHA256.hash(k.map { $0 ^ 0x5c } + inner.bytes)
+    }
+
+    /// The partition a request belongs to under `source` (nil for `upstreamHeader`: that comes from
+    /// the response, see ``fromResponse(_:source:secret:)``).
+    static func fromRequest(_ fields: HTTPFields, source: DictionaryPartitionSource, secret: [UInt8]) -> PartitionID? {
+        switch source {
+        case .header(let name):
+            guard let field = HTTPField.Name(name), let value = fields[field], !value.isEmpty else { return .anonymous }
+            return PartitionID(secret: secret, credential: value)
+        case .cookie(let name):
+            guard let value = cookie(named: name, in: fields[values: .cookie]) else { return .anonymous }
+            return PartitionID(secret: secret, credential: value)
+        case .upstreamHeader:
+            return nil
+        }
+    }
+
+    /// For `upstreamHeader`: the partition the upstream named on its response (anonymous when it named
+    /// none); the field is removed from `fields` so the client never sees it.
+    static func fromResponse(_ fields: inout HTTPFields, source: DictionaryPartitionSource, secret: [UInt8]) -> PartitionID? {
+        guard case .upstreamHeader(let name) = source, let field = HTTPField.Name(name) else { return nil }
+        let value = fields[field]
+        fields[field] = nil
+        guard let value, !value.isEmpty else { return .anonymous }
+        return PartitionID(secret: secret, credential: value)
+    }
+
+    /// The value of cookie `name` in the request's `Cookie` fields (RFC 6265 §5.4 syntax).
+    static func cookie(named name: String, in values: [String]) -> String? {
+        for value in values {
+            for pair in value.split(separator: ";") {
+                let trimmed = pair.drop { $0 == " " }
+                guard let eq = trimmed.firstIndex(of: "=") else { continue }
+                if trimmed[..<eq] == name { return String(trimmed[trimmed.index(after: eq)...]) }
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,83 @@
+@testable import DCServe
+import DictionaryCodec
+import HTTPTypes
+import Testing
+
+/// The pure parts of live dictionaries (issue #14): partition ids, the lifetime policy, the index of
+/// retained versions. End to end (proxy, example API, CLI decoders): Tests/integration/test_live_dictionaries.py.
+@Suite struct LiveDictionaryTests {
+    @Test func hmacMatchesRFC4231() {
+        // RFC 4231 test case 2.
+        let mac = PartitionID.hmacSHA256(key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8))
+        #expect(mac.hex == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        // Test case 6: a key longer than the block size is hashed first.
+        let long = PartitionID.hmacSHA256(key: [UInt8](repeating: 0xaa, count: 131),
+                                          message: Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8))
+        #expect(long.hex == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
+    }
+
+    @Test func partitionsFromHeadersAndCookies() {
+        let secret = Array("0123456789abcdef0123".utf8)
+        var fields = HTTPFields()
+        fields[.authorization] = "Bearer alice"
+        fields[.cookie] = "theme=dark; session=s1"
+        let a = PartitionID.fromRequest(fields, source: .header("Authorization"), secret: secret)
+        #expect(a == PartitionID(secret: secret, credential: "Bearer alice"))
+        #expect(a?.value.contains("alice") == false)
+        #expect(PartitionID.fromRequest(fields, source: .cookie("session"), secret: secret) == PartitionID(secret: secret, credential: "s1"))
+        #expect(PartitionID.fromRequest(HTTPFields(), source: .header("Authorization"), secret: secret) == .anonymous)
+        #expect(PartitionID(secret: Array("another secret 123".utf8), credential: "Bearer alice") != a)
+        var response = HTTPFields()
+        response[HTTPField.Name("Dictionary-Partition")!] = "u123"
+        let u = PartitionID.fromResponse(&response, source: .upstreamHeader("Dictionary-Partition"), secret: secret)
+        #expect(u == PartitionID(secret: secret, credential: "u123"))
+        #expect(response[HTTPField.Name("Dictionary-Partition")!] == nil, "removed before the client sees it")
+    }
+
+    @Test func lifetimeAllowsUseAsDictionaryOnlyWhenFreshOrStaleServable() {
+        #expect(DictionaryCacheControl("max-age=60").usableSeconds == 60)
+        #expect(DictionaryCacheControl("max-age=0, stale-while-revalidate=86400").usableSeconds == 86400)
+        #expect(DictionaryCacheControl("no-cache").usableSeconds == nil)
+        #expect(DictionaryCacheControl("max-age=60, no-store").usableSeconds == nil)
+        #expect(DictionaryCacheControl("max-age=0").usableSeconds == nil)
+        #expect(DictionaryCacheControl("max-age=0, must-revalidate, stale-while-revalidate=10").usableSeconds == nil)
+        #expect(DictionaryCacheControl("private, max-age=30").isPrivate)
+        #expect(DictionaryCompressionMiddleware.privately("no-cache") == "private, no-cache")
+        #expect(DictionaryCompressionMiddleware.privately("private, max-age=1") == "private, max-age=1")
+        #expect(DictionaryCompressionMiddleware.privately(nil) == "private")
+    }
+
+    @Test func indexKeepsTheLastVersionsPerPartition() {
+        let index = LiveVersionIndex(limits: ["news": 2])
+        let h = (0..<4).map { SHA256.hash([UInt8($0)]) }
+        let key = LiveVersionIndex.SlotKey(rule: "news", partition: "p1", path: "/latest_news")
+        index.add(h[0], at: key)
+        index.add(h[1], at: key)
+        #expect(index.verdict(h[0], partition: "p1") == .allowed)
+        #expect(index.verdict(h[0], partition: "p2") == .otherPartition)
+        #expect(index.verdict(h[3], partition: "p1") == .notLive)
+        #expect(index.add(h[2], at: key) == [h[0]])
+        #expect(index.verdict(h[0], partition: "p1") == .pastRetention)
+        #expect(index.verdict(h[1], partition: "p1") == .allowed)
+        // The same bytes in another partition are that partition's own version.
+        index.add(h[1], at: LiveVersionIndex.SlotKey(rule: "news", partition: "p2", path: "/latest_news"))
+        #expect(index.verdict(h[1], partition: "p2") == .allowed)
+        #expect(index.verdict(h[2], partition: "p2") == .otherPartition)
+    }
+
+    @Test func tenThousandPartitionsKeepTheirOwnVersions() {
+        let index = LiveVersionIndex(limits: ["calendar": 2])
+        let partitions = 10_000
+        for p in 0..<partitions {
+            for v in 0..<3 {
+                index.add(SHA256.hash(Array("\(p)/\(v)".utf8)),
+                          at: .init(rule: "calendar", partition: "p\(p)", path: "/api/calendar"))
+            }
+        }
+        for p in stride(from: 0, to: partitions, by: 997) {
+            #expect(index.verdict(SHA256.hash(Array("\(p)/0".utf8)), partition: "p\(p)") == .pastRetention)
+            #expect(index.verdict(SHA256.hash(Array("\(p)/2".utf8)), partition: "p\(p)") == .allowed)
+            #expect(index.verdict(SHA256.hash(Array("\(p)/2".utf8)), partition: "p\((p + 1) % partitions)") == .otherPartition)
+        }
+    }
+}
