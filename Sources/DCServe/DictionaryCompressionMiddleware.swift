@@ -106,7 +106,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         }
         let conditions = ConditionalRequest(request.head.headerFields)
         var inner = request
-        if conditions.isPresent {  // mutating the fields copies them: only when there is something to strip
+        if conditions.isPresent && !forwardsConditions(request) {  // mutating copies the fields: only when needed
             inner.head.headerFields[.ifNoneMatch] = nil
             inner.head.headerFields[.ifModifiedSince] = nil
         }
@@ -133,6 +133,17 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     static func privately(_ value: String?) -> String {
         guard let value, !value.isEmpty else { return "private" }
         return DictionaryCacheControl(value).isPrivate ? value : "private, " + value
+    }
+
+    /// Whether the inner handler (e.g. an upstream) may see the client's `If-None-Match` /
+    /// `If-Modified-Since` and answer 304 itself: when nothing here can change the response (no rule
+    /// advertises or compresses the path, and the client accepts no coding but identity), its
+    /// validators are the inner handler's own. Otherwise they may name a variant only this middleware
+    /// knows, so they are evaluated here, after the response is made.
+    func forwardsConditions(_ request: HTTPServerRequest) -> Bool {
+        let path = request.pathWithoutQuery
+        return rules.advertisingRule(for: path) == nil && rules.dictionaryScope(for: path) == nil
+            && !AcceptEncoding(request.head.headerFields).acceptsAny(of: settings.preference)
     }
 
     /// Answers `request` given the inner handler's `response`: from the memo when it holds a valid
@@ -172,7 +183,10 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             }
             respond(conditional ? conditions.evaluate(out) : out)
         }
-        if (response.body.knownLength ?? 0) >= Self.offLoopBodyBytes {
+        // Off the loop only for real work: a response passed through untouched (e.g. a proxied body
+        // no rule covers, for a client that accepts no coding) is answered here, without a thread hop.
+        if (response.body.knownLength ?? 0) >= Self.offLoopBodyBytes,
+           case .work = triage(request, response) {
             DispatchQueue.global(qos: .userInitiated).async(execute: work)
         } else {
             work()
@@ -189,36 +203,14 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             effects.isReplayable = false
             return (encoded, false)
         }
-        guard response.head.status == .ok, let length = response.body.knownLength,
-              length <= Self.maximumBodyBytes else {
-            effects.isReplayable = false
-            return (response, false)
-        }
-        if request.head.method == .head && !response.isContentAddressed {
-            // A proxied HEAD has no body to store, hash or measure: its head passes as the upstream sent it.
-            effects.isReplayable = false
-            return (response, false)
-        }
-        if ProxyResponseHeaders.forbidsTransform(response.head.headerFields) {
-            // Cache-Control: no-transform (RFC 9110 §7.7): no recoding, no dictionary, no storing.
-            return (response, true)
-        }
-        let path = request.pathWithoutQuery
-        let advertising = rules.advertisingRule(for: path)
-        let scope = rules.dictionaryScope(for: path)
-        let fields = response.head.headerFields
-        let alreadyEncoded = fields[.contentEncoding].map { $0.lowercased() != "identity" } ?? false
-        let compressible = !alreadyEncoded && Int(length) >= settings.minimumBytes
-            && !precompressedTypes.value(for: fields[.contentType] ?? "") { CompressionEligibility.isPrecompressed(contentType: $0) }
-        guard advertising != nil || compressible else {
-            return (response, true)
-        }
-        if advertising == nil, !AcceptEncoding(request.head.headerFields).acceptsAny(of: settings.preference) {
-            // Identity-only client and nothing to advertise: the inner response as it is (no read, no
-            // hash), with the Vary every variant of a compressible resource carries.
-            var out = response
-            addVary(to: &out.head.headerFields, scope: scope)
-            return (out, true)
+        let triage = triage(request, response)
+        let advertising: DictionaryRuleSet.Rule?, scope: DictionaryScope?, compressible: Bool, path: Substring
+        switch triage {
+        case .passThrough(let out, let conditional, let replayable):
+            if !replayable { effects.isReplayable = false }
+            return (out, conditional)
+        case .work(let a, let s, let c, let p):
+            (advertising, scope, compressible, path) = (a, s, c, p)
         }
         guard let resource = identity(of: response, path: path) else {
             effects.isReplayable = false
@@ -285,6 +277,48 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         }
         if compressible || scope != nil { addVary(to: &out.head.headerFields, scope: scope) }
         return (out, true)
+    }
+
+    /// What `process` does with a non-stream response, decided without reading its body: pass it
+    /// (nearly) as it is, or read, hash and negotiate it (`work`, with what was looked up).
+    enum Triage {
+        case passThrough(HTTPServerResponse, conditional: Bool, replayable: Bool)
+        case work(advertising: DictionaryRuleSet.Rule?, scope: DictionaryScope?, compressible: Bool, path: Substring)
+    }
+
+    /// The cheap part of `process` (no body read): status, size, HEAD of a proxied resource,
+    /// no-transform, nothing to advertise or compress, an identity-only client.
+    func triage(_ request: HTTPServerRequest, _ response: HTTPServerResponse) -> Triage {
+        guard response.head.status == .ok, let length = response.body.knownLength,
+              length <= Self.maximumBodyBytes else {
+            return .passThrough(response, conditional: false, replayable: false)
+        }
+        if request.head.method == .head && !response.isContentAddressed {
+            // A proxied HEAD has no body to store, hash or measure: its head passes as the upstream sent it.
+            return .passThrough(response, conditional: false, replayable: false)
+        }
+        if ProxyResponseHeaders.forbidsTransform(response.head.headerFields) {
+            // Cache-Control: no-transform (RFC 9110 §7.7): no recoding, no dictionary, no storing.
+            return .passThrough(response, conditional: true, replayable: true)
+        }
+        let path = request.pathWithoutQuery
+        let advertising = rules.advertisingRule(for: path)
+        let scope = rules.dictionaryScope(for: path)
+        let fields = response.head.headerFields
+        let alreadyEncoded = fields[.contentEncoding].map { $0.lowercased() != "identity" } ?? false
+        let compressible = !alreadyEncoded && Int(length) >= settings.minimumBytes
+            && !precompressedTypes.value(for: fields[.contentType] ?? "") { CompressionEligibility.isPrecompressed(contentType: $0) }
+        guard advertising != nil || compressible else {
+            return .passThrough(response, conditional: true, replayable: true)
+        }
+        if advertising == nil, !AcceptEncoding(request.head.headerFields).acceptsAny(of: settings.preference) {
+            // Identity-only client and nothing to advertise: the inner response as it is (no read, no
+            // hash), with the Vary every variant of a compressible resource carries.
+            var out = response
+            addVary(to: &out.head.headerFields, scope: scope)
+            return .passThrough(out, conditional: true, replayable: true)
+        }
+        return .work(advertising: advertising, scope: scope, compressible: compressible, path: path)
     }
 
     /// A streamed 200 response to GET (a proxied body too large to buffer) compressed on the fly at

@@ -26,13 +26,21 @@ public final class HTTPClient: Sendable {
 
     /// Runs one exchange on `loop` (the caller's loop; nil → the group's next loop). The delegate's
     /// methods are called on that loop's queue. Returns a handle whose `cancel()` ends the exchange.
+    /// Called on `loop`'s queue (a handler on the request's loop), the exchange starts inline: the
+    /// request is written at once, not after the loop's current batch; the delegate may then be
+    /// called (e.g. `didFail(.noServerAvailable)`) before `execute` returns.
     @discardableResult
     public func execute(_ request: HTTPClientRequest, on loop: EventLoop?, delegate: any HTTPClientResponseDelegate) -> HTTPClientExchange {
         let loop = loop ?? group.nextLoop()
         let pool = self.pool(for: loop)
         let context = ExchangeContext(request: request, delegate: delegate, loop: loop)
-        loop.queue.async { pool.start(context) }
-        return HTTPClientExchange(context: context)
+        let exchange = HTTPClientExchange(context: context)
+        if loop.isCurrent {
+            pool.start(context)
+        } else {
+            loop.queue.async { pool.start(context) }
+        }
+        return exchange
     }
 
     /// Closes every idle pooled connection (e.g. at shutdown). Asynchronous, on each loop.

@@ -53,8 +53,8 @@ final class LoopPool: @unchecked Sendable {
             return
         }
         if !fresh {
-            while var list = idle[server], let connection = list.popLast() {
-                idle[server] = list
+            // Popped in place (a copy of the list would be made per request otherwise).
+            while let connection = idle[server]?.popLast() {
                 if connection.isUsableWhenIdle {
                     connection.begin(context)
                     return
@@ -80,13 +80,11 @@ final class LoopPool: @unchecked Sendable {
 
     /// Takes back a connection whose exchange completed cleanly; closes it when the pool is full.
     func release(_ connection: UpstreamConnection) {
-        var list = idle[connection.server] ?? []
-        guard list.count < shared.configuration.maxIdleConnectionsPerLoop else {
+        guard idle[connection.server, default: []].count < shared.configuration.maxIdleConnectionsPerLoop else {
             connection.close()
             return
         }
-        list.append(connection)
-        idle[connection.server] = list
+        idle[connection.server, default: []].append(connection)
         connection.becomeIdle(until: DispatchTime.now().uptimeNanoseconds &+ shared.idleTimeout)
     }
 

@@ -44,7 +44,7 @@ enum RequestHeadEncoder {
         var hasHost = false
         for field in request.head.headerFields {
             switch field.name {
-            case .contentLength, .transferEncoding, .connection, .init("keep-alive")!:
+            case .contentLength, .transferEncoding, .connection, keepAliveName:
                 continue
             case hostName:
                 hasHost = true
@@ -76,6 +76,7 @@ enum RequestHeadEncoder {
     }
 
     private static let hostName = HTTPField.Name("Host")!
+    private static let keepAliveName = HTTPField.Name("Keep-Alive")!
 
     private static func hexDigit(_ v: UInt8) -> UInt8 { v < 10 ? 0x30 + v : 0x41 + v - 10 }
 }

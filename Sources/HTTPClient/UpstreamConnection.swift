@@ -63,6 +63,8 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
     private var input: [UInt8] = []
     private var inputOffset = 0
     private var paused = false
+    /// True while `didReceiveBodyPart` runs (a resume from within it only un-pauses the parse loop).
+    private var delivering = false
     private var sawResponseByte = false
     private var reusable = true
     /// The upstream's `Keep-Alive: timeout=N` of the last response, in nanoseconds (0 = none).
@@ -478,9 +480,23 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
                 paused = true
                 if phase == .read { deadline = 0 }
                 let generation = generation
+                delivering = true
                 context.delegate?.didReceiveBodyPart(bytes) {
-                    self.loop.queue.async { self.resume(generation: generation) }
+                    // On the loop, resume inline: within the delegate's call (a buffering delegate)
+                    // the parse loop just goes on; later, the read resumes at once. Elsewhere, hop.
+                    if self.loop.isCurrent {
+                        if self.delivering {
+                            guard generation == self.generation, self.paused else { return }
+                            self.paused = false
+                            if self.phase == .read { self.deadline = self.now &+ self.pool.shared.readTimeout }
+                        } else {
+                            self.resume(generation: generation)
+                        }
+                    } else {
+                        self.loop.queue.async { self.resume(generation: generation) }
+                    }
                 }
+                delivering = false
             case .end(let trailers):
                 complete(trailers: trailers)
                 return

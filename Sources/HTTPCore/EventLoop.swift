@@ -74,6 +74,7 @@ public final class EventLoop: @unchecked Sendable {
         t.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(10))
         t.setEventHandler { [weak self] in self?.sweepDeadlines() }
         sweepTimer = t
+        queue.setSpecific(key: EventLoop.currentKey, value: ObjectIdentifier(self))
         s.resume()
         t.resume()
     }
@@ -85,6 +86,13 @@ public final class EventLoop: @unchecked Sendable {
         sweepTimer?.cancel()
         events.deallocate()
     }
+
+    /// Marks each loop's queue with the loop's identity (see `isCurrent`).
+    nonisolated(unsafe) private static let currentKey = DispatchSpecificKey<ObjectIdentifier>()
+
+    /// True when the caller runs on this loop's `queue` (so work for the loop can be done inline
+    /// instead of through `queue.async`, which would wait until the current batch ends).
+    public var isCurrent: Bool { DispatchQueue.getSpecific(key: EventLoop.currentKey) == ObjectIdentifier(self) }
 
     /// The time for setting deadlines: during a batch, when its current round was harvested (at most
     /// about a millisecond old, and deadlines are seconds), which saves a clock read per request;

@@ -405,6 +405,10 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         context.handler.handle(request) { [self] response in
             if self.handlerThread.load(ordering: .relaxed) == UInt(bitPattern: Int(bitPattern: pthread_self())) {
                 self.deliver(response)
+            } else if self.loop.isCurrent && !self.inFlush {
+                // Answered on this loop by another member's event (a proxied response from an
+                // upstream connection): deliver now, not after the loop's current batch.
+                self.deliver(response)
             } else {
                 self.queue.async { self.deliver(response) }
             }
@@ -448,7 +452,8 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     private func deliver(_ response: HTTPServerResponse) {
         let code = response.head.status.code
         // Nil: closed meanwhile, or `respond` called twice.
-        guard let plan = machine.responseReady(status: code, knownLength: response.body.knownLength) else { return }
+        let knownLength = machine.isHead ? (response.headContentLength ?? response.body.knownLength) : response.body.knownLength
+        guard let plan = machine.responseReady(status: code, knownLength: knownLength) else { return }
         currentStatus = code
         if out.capacity == 0 { out.reserveCapacity(1024 + Int(min(response.body.knownLength ?? 0, Int64(context.configuration.inlineFileBodyLimit)))) }
         currentBytes = 0

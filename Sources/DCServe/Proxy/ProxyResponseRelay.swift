@@ -100,7 +100,13 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
         switch bodyLength {
         case .none:
             let respond = state.withLock { s in s.end(); return takeRespond(&s) }
-            respond?(HTTPServerResponse(head: cleaned, body: .empty))
+            var response = HTTPServerResponse(head: cleaned, body: .empty)
+            if request.method == .head {
+                // The upstream's Content-Length (a framing field, dropped from `cleaned`) is the length
+                // a GET would have: announced as it is.
+                response.headContentLength = Self.contentLength(head.headerFields)
+            }
+            respond?(response)
             return
         case .known(let n):
             buffer = Int64(n) <= Int64(settings.maxBufferedBodyBytes)
@@ -217,6 +223,20 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
         } else {
             flushPending()
         }
+    }
+
+    /// A single, valid `Content-Length` value (several equal lines count as one), else nil.
+    static func contentLength(_ fields: HTTPFields) -> Int64? {
+        var length: Int64?
+        for value in fields[values: .contentLength] {
+            for member in value.split(separator: ",", omittingEmptySubsequences: false) {
+                let digits = member.trimmingOWS()
+                guard !digits.isEmpty, digits.utf8.count <= 18, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                      let n = Int64(digits), length == nil || length == n else { return nil }
+                length = n
+            }
+        }
+        return length
     }
 
     // MARK: Buffered answers

@@ -64,7 +64,8 @@ public final class ReverseProxyHandler: HTTPHandler {
     public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
         let context = ProxyRequestHeaders.Context(
             clientAddress: request.remoteAddress, scheme: request.head.scheme ?? "http",
-            protocolVersion: "\(request.version.major).\(request.version.minor)", upstreamAuthority: upstreamAuthority)
+            protocolVersion: request.version == .http1_1 ? "1.1" : "\(request.version.major).\(request.version.minor)",
+            upstreamAuthority: upstreamAuthority)
         let head = ProxyRequestHeaders.make(request.head, context: context, policy: policy)
         let fields = request.head.headerFields
         let body: HTTPClientRequestBody

@@ -1,0 +1,109 @@
+"""Proxied HEAD and conditional requests, through the release binary in front of the example API
+(examples/api): a HEAD announces the length a GET would have, and `If-None-Match` /
+`If-Modified-Since` reach the upstream when dcserve cannot change the response (no dictionary rule
+covers the path, the client accepts only identity), and are answered by dcserve otherwise.
+"""
+from __future__ import annotations
+
+import http.client
+import json
+import pathlib
+
+import pytest
+
+from dcserve_server import DCServe
+from upstream_support import ExampleAPI
+
+
+def config(tmp: pathlib.Path, upstream: str, rules: bool) -> str:
+    """Every path proxied to `upstream`; with `rules`, /api/* is in a dictionary rule's scope."""
+    c = {
+        "server": {"host": "127.0.0.1", "port": 0},
+        "store": {"path": str(tmp / "store")},
+        "site": {"root": str(tmp)},
+        "compression": {"precompress": False},
+        "upstreams": {"names": ["api"], "api": {"servers": [upstream], "readTimeoutSeconds": 5}},
+        "routes": {"names": ["api"], "api": {"prefix": "/", "upstream": "api"}},
+    }
+    if rules:
+        c["dictionaries"] = {"rules": ["items"], "items": {"match": "/api/*", "resources": "/api/items",
+                                                           "compress": ["/api/*"], "maxAge": 3600}}
+    path = tmp / f"proxy-{'rules' if rules else 'plain'}.json"
+    path.write_text(json.dumps(c))
+    return str(path)
+
+
+def request(port: int, method: str, path: str, headers: dict) -> tuple[int, http.client.HTTPMessage, bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request(method, path, headers=headers)
+        r = conn.getresponse()
+        return r.status, r.headers, r.read()
+    finally:
+        conn.close()
+
+
+@pytest.fixture(scope="module")
+def api():
+    with ExampleAPI() as a:
+        yield a
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["no-rules", "rules"])
+def proxy(request, dcserve_bin, api, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("proxy-head")
+    with DCServe(dcserve_bin, ["--config", config(tmp, api.base, request.param)]) as server:
+        server.has_rules = request.param
+        yield server
+
+
+def upstream_saw(body: bytes) -> dict[str, str]:
+    """The request headers the example API's /api/echo received (lower-case names)."""
+    return {k.lower(): v for k, v in json.loads(body)["headers"]}
+
+
+@pytest.mark.parametrize("path", ["/api/items", "/api/echo", "/api/me"])
+def test_head_announces_the_length_of_the_get(proxy, path):
+    headers = {"Accept-Encoding": "identity", "Authorization": "Bearer alice"}
+    status, get_headers, body = request(proxy.port, "GET", path, headers)
+    assert status == 200 and len(body) > 0
+    status, head_headers, head_body = request(proxy.port, "HEAD", path, headers)
+    assert status == 200 and head_body == b""
+    if path == "/api/echo":  # the echo shows the method, so GET and HEAD bodies differ: ask the upstream
+        assert int(head_headers["Content-Length"]) > 0
+    else:
+        assert int(head_headers["Content-Length"]) == len(body) == int(get_headers["Content-Length"])
+    # The connection answered HEAD without a body: the next request on the proxy is served.
+    assert request(proxy.port, "GET", "/api/items", {})[0] == 200
+
+
+def test_conditionals_reach_the_upstream_only_when_dcserve_cannot_change_the_response(proxy):
+    conditions = {"If-None-Match": '"abc"', "If-Modified-Since": "Sun, 06 Nov 1994 08:49:37 GMT"}
+    status, _, body = request(proxy.port, "GET", "/api/echo", {"Accept-Encoding": "identity", **conditions})
+    assert status == 200
+    seen = upstream_saw(body)
+    if proxy.has_rules:
+        # /api/* is in a rule's scope: the validators may name a variant only dcserve knows.
+        assert "if-none-match" not in seen and "if-modified-since" not in seen
+    else:
+        assert seen.get("if-none-match") == '"abc"'
+        assert seen.get("if-modified-since") == conditions["If-Modified-Since"]
+    # A client that accepts gzip may get a variant (its own ETag): dcserve evaluates the fields itself.
+    status, _, body = request(proxy.port, "GET", "/api/echo", {"Accept-Encoding": "gzip", **conditions})
+    assert status == 200
+    if not body.startswith(b"{"):
+        import gzip
+        body = gzip.decompress(body)
+    seen = upstream_saw(body)
+    assert "if-none-match" not in seen and "if-modified-since" not in seen
+
+
+def test_a_matching_etag_still_gets_304(proxy):
+    status, headers, body = request(proxy.port, "GET", "/api/me", {"Accept-Encoding": "identity",
+                                                                  "Authorization": "Bearer bob"})
+    assert status == 200
+    etag = headers["ETag"]
+    status, headers, body = request(proxy.port, "GET", "/api/me", {"Accept-Encoding": "identity",
+                                                                  "Authorization": "Bearer bob",
+                                                                  "If-None-Match": etag})
+    assert status == 304 and body == b"" and headers["ETag"] == etag
