@@ -131,7 +131,8 @@ def test_store_entry_and_config_snippet(dcserve_bin, corpus, tmp_path):
             "--progress", "none")
     text = r.stdout.decode()
     digest = hashlib.sha256(out.read_bytes()).hexdigest()
-    assert sorted(os.listdir(store)) == [digest, digest + ".json"]  # no temporary files left
+    # The dictionary, its record and the store's ownership marker; no temporary files left.
+    assert sorted(os.listdir(store)) == [".dcserve-store", digest, digest + ".json"]
     assert (store / digest).read_bytes() == out.read_bytes()
     record = json.loads((store / (digest + ".json")).read_text())
     assert record["match"] == "/docs/*" and record["match_dest"] == ["document"] and record["id"] == "news-1"
