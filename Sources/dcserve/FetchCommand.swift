@@ -57,7 +57,20 @@ struct FetchCommand: ParsableCommand {
     /// At most this many linked dictionaries are fetched per run.
     static let maxLinkFetches = 4
 
+    /// Ends the process with `_exit` once the outcome is written: the event loop's Dispatch threads may
+    /// still be closing the upstream connection, and `exit()`'s teardown (atexit handlers, static
+    /// destructors) racing with them crashed one run in several hundred under load, after the message.
     func run() throws {
+        do {
+            try perform()
+        } catch {
+            FileHandle.standardError.write(Data((DCServeCommand.fullMessage(for: error) + "\n").utf8))
+            _exit(DCServeCommand.exitCode(for: error).rawValue)
+        }
+        _exit(0)  // everything was written with FileHandle (unbuffered)
+    }
+
+    private func perform() throws {
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
         var extra = HTTPFields()
         for line in header {
