@@ -36,6 +36,8 @@ public final class DCServeApplication: @unchecked Sendable {
     public let staticFiles: StaticFileHandler?
     /// The router, when `configuration.routes` is not empty.
     public let router: RouteHandler?
+    /// History dictionaries (issue #16), when a rule has `history`.
+    public let history: HistoryDictionaries?
     public let metrics: DCServeMetrics
     /// Readiness of this application; whoever runs the listeners sets `listenersOpen`.
     public let readiness: Readiness
@@ -86,13 +88,18 @@ public final class DCServeApplication: @unchecked Sendable {
         if c.rules.contains(where: { $0.partition != nil }) {
             partitionSecret = try PartitionSecret.load(configured: c.partitionSecret, storeDirectory: c.store.path)
         }
+        let history = HistoryDictionaries(rules: rules, store: store, library: library, partitionSecret: partitionSecret,
+                                          logger: logger)
+        self.history = history
         let compression = DictionaryCompressionMiddleware(
             rules: rules, settings: c.compression, store: store, library: library, variants: variants,
             resources: ResourceCache(budget: max(c.compression.variantCacheBytes / 2, 1 << 20)),
             background: background, observer: metrics, logger: logger,
-            live: liveIndex, partitionSecret: partitionSecret)
+            live: liveIndex, partitionSecret: partitionSecret, history: history)
         let inner: any HTTPHandler = router ?? staticFiles!  // no routes → servesSite
-        handler = inner.wrapped(in: [MetricsMiddleware(metrics: metrics), health, compression, outOfBand])
+        var middlewares: [any HTTPMiddleware] = [MetricsMiddleware(metrics: metrics), health, compression, outOfBand]
+        if let history { middlewares.append(HistoryDictionaryMiddleware(history: history)) }
+        handler = inner.wrapped(in: middlewares)
         compressionMiddleware = compression
 
         let timer = DispatchSource.makeTimerSource(queue: housekeepingQueue)
@@ -175,6 +182,7 @@ public final class DCServeApplication: @unchecked Sendable {
         backgroundWork.wait()
         background.close()
         compressionMiddleware.drainLiveWrites()
+        history?.waitForBuilds()
         housekeeping.cancel()
         let store = self.store, library = self.library, logger = self.logger
         housekeepingQueue.sync { Self.housekeep(store: store, library: library, logger: logger) }
