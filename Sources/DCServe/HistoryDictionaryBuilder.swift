@@ -8,7 +8,7 @@ import Synchronization
 /// ``HistoryWindow`` and builds that group's dictionary from it on a background queue.
 ///
 /// `collect` runs on the request path and only appends to the window under a lock; when the
-/// window holds `rebuildBytes` of new content (or new content and the current dictionary is
+/// window holds `firstBuildBytes` of content (no dictionary yet) or `rebuildBytes` of new content (or new content and the current dictionary is
 /// `rebuildSeconds` old, or the current one has lived half its lifetime), a build is queued. The
 /// build (off the request path, one at a time per rule, within `buildMillisecondsPerMinute`) makes
 /// the raw dictionary (newest content last), writes it to the store with its metadata (rule, scoped
@@ -90,8 +90,8 @@ public final class HistoryDictionaryBuilder: Sendable {
     }
 
     private func needsBuild(_ slot: Slot, now: Date) -> Bool {
+        guard let last = slot.lastBuild else { return slot.window.newBytes >= settings.firstBuildBytes }
         if slot.window.newBytes >= settings.rebuildBytes { return true }
-        guard let last = slot.lastBuild else { return false }
         let age = now.timeIntervalSince(last)
         if slot.window.newBytes > 0 && age >= Double(settings.rebuildSeconds) { return true }
         return age >= Double(settings.lifetimeSeconds) / 2  // refresh: same bytes → same hash, new expiry

@@ -32,14 +32,16 @@ import Testing
     @Test func windowKeepsDistinctBodiesNewestLastWithinItsCapacity() {
         var w = HistoryWindow(capacity: 10)
         let a: [UInt8] = [1, 1, 1, 1], b: [UInt8] = [2, 2, 2], c: [UInt8] = [3, 3, 3, 3, 3]
-        #expect(w.add(a) && w.add(b))
-        #expect(!w.add(a), "the same content again is not new")
+        let addedA = w.add(a), addedB = w.add(b), againA = w.add(a)
+        #expect(addedA && addedB)
+        #expect(!againA, "the same content again is not new")
         #expect(w.bodies == [b, a] && w.newBytes == 7 && w.totalBytes == 7)
         w.markBuilt()
-        #expect(w.add(c))
+        let addedC = w.add(c)
+        #expect(addedC)
         #expect(w.bodies == [a, c] && w.totalBytes == 9 && w.newBytes == 5, "the oldest went")
-        #expect(!w.add([]))
-        #expect(w.add([UInt8](0..<20)))
+        let addedEmpty = w.add([]), addedLarge = w.add([UInt8](0..<20))
+        #expect(!addedEmpty && addedLarge)
         #expect(w.bodies == [Array(10..<20)], "a body larger than the window keeps its end")
         #expect(HistoryWindow.dictionary(from: [a, b, c], maxBytes: 6) == [2, 3, 3, 3, 3, 3], "newest last, older tails")
         #expect(HistoryWindow.dictionary(from: [a, b, c], maxBytes: 100) == a + b + c)
@@ -48,12 +50,14 @@ import Testing
     @Test func buildBudgetAllowsSoManyMillisecondsPerMinute() {
         var budget = HistoryBuildBudget(millisecondsPerMinute: 1000)
         let t0 = Date(timeIntervalSince1970: 1_000_000)
-        #expect(budget.allows(at: t0))
+        var allowed: [Bool] = []
+        allowed.append(budget.allows(at: t0))
         budget.charge(.milliseconds(600), at: t0)
-        #expect(budget.allows(at: t0.addingTimeInterval(10)))
+        allowed.append(budget.allows(at: t0.addingTimeInterval(10)))
         budget.charge(.milliseconds(600), at: t0.addingTimeInterval(10))
-        #expect(!budget.allows(at: t0.addingTimeInterval(59)))
-        #expect(budget.allows(at: t0.addingTimeInterval(61)), "a new minute")
+        allowed.append(budget.allows(at: t0.addingTimeInterval(59)))
+        allowed.append(budget.allows(at: t0.addingTimeInterval(61)))  // a new minute
+        #expect(allowed == [true, true, false, true])
     }
 
     @Test func indexAnswersByPartitionHashAndPath() throws {
@@ -92,6 +96,7 @@ import Testing
     static func historyRule(_ configure: (inout HistoryDictionarySettings) -> Void = { _ in }) throws -> DictionaryRuleSet {
         var rule = DictionaryRule(name: "chats", match: "/api/chats/:chat/*")
         var settings = HistoryDictionarySettings()
+        settings.firstBuildBytes = 100
         settings.rebuildBytes = 100
         settings.maxDictionaryBytes = 256
         settings.windowBytes = 512

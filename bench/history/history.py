@@ -145,12 +145,13 @@ def run(args) -> dict:
     assert len(lines) == args.messages, f"corpus has {len(lines)} lines"
     api_port, port = free_port(), free_port()
     tmp = tempfile.mkdtemp(prefix="bench-history-")
-    history = {"rebuildBytes": args.rebuild_bytes, "maxBytes": args.max_bytes, "windowBytes": max(args.max_bytes * 2, 65536)}
+    history = {"firstBuildBytes": args.first_build_bytes, "rebuildBytes": args.rebuild_bytes, "maxBytes": args.max_bytes,
+               "windowBytes": max(args.max_bytes * 2, 65536)}
     config = {
         "server": {"host": "127.0.0.1", "port": port, "accessLog": False},
         "admin": {"enabled": False},
         "store": {"path": os.path.join(tmp, "store")},
-        "compression": {"precompress": False,
+        "compression": {"precompress": False, "preference": args.preference.split(","),
                         "levels": {"dcz": {"fast": 19}, "dcb": {"fast": 11}, "br": {"fast": 11}, "zstd": {"fast": 19}}},
         "upstreams": {"names": ["api"], "api": {"servers": [f"http://127.0.0.1:{api_port}"]}},
         "routes": {"names": ["api"], "api": {"prefix": "/", "upstream": "api"}},
@@ -216,7 +217,9 @@ def main() -> None:
     p.add_argument("--messages", type=int, default=600)
     p.add_argument("--offset", type=int, default=0, help="first corpus line used")
     p.add_argument("--every", type=int, default=5, help="alice fetches after this many posts")
+    p.add_argument("--first-build-bytes", type=int, default=4096)
     p.add_argument("--rebuild-bytes", type=int, default=8192)
+    p.add_argument("--preference", default="dcz,dcb,zstd,br,gzip", help="dcserve's compression.preference")
     p.add_argument("--max-bytes", type=int, default=32768)
     p.add_argument("--settle", type=float, default=0.05, help="seconds after each fetch (background builds)")
     p.add_argument("--rounds", type=int, default=2, help="runs over different corpus slices")
@@ -232,7 +235,8 @@ def main() -> None:
     total = {k: sum(r[k] for r in results) for k in ("identity", "gzip6", "br11", "zstd19", "history_total",
                                                      "history_fetches", "history_dictionaries")}
     print(f"\n{len(results)} rounds x {args.messages} messages, fetch every {args.every} posts "
-          f"(rebuildBytes {args.rebuild_bytes}, maxBytes {args.max_bytes}):")
+          f"(firstBuildBytes {args.first_build_bytes}, rebuildBytes {args.rebuild_bytes}, maxBytes {args.max_bytes}, "
+          f"preference {args.preference}):")
     for k in ("identity", "gzip6", "br11", "zstd19"):
         print(f"  {k:>10}: {total[k]:>9} bytes  ({total[k] / total['br11']:.3f}x br-11)")
     print(f"  {'history':>10}: {total['history_total']:>9} bytes  ({total['history_total'] / total['br11']:.3f}x br-11)"

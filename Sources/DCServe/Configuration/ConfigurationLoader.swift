@@ -148,6 +148,7 @@ extension ConfigurationLoader {
         }
         try int("maxBytes", &h.maxDictionaryBytes)
         try int("windowBytes", &h.windowBytes)
+        try int("firstBuildBytes", &h.firstBuildBytes)
         try int("rebuildBytes", &h.rebuildBytes)
         try int("rebuildSeconds", &h.rebuildSeconds)
         try int("lifetimeSeconds", &h.lifetimeSeconds)

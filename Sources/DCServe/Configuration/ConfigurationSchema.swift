@@ -15,7 +15,7 @@ enum ConfigurationSchema {
     static let ruleKeys: Set<String> = ["match", "resources", "matchDest", "id", "maxAge", "compress", "allowPrivate",
                                           "upstreamVersions", "lifetime", "ttl", "partition", "history"]
     static let partitionKeys: Set<String> = ["header", "cookie", "upstreamHeader"]
-    static let historyKeys: Set<String> = ["enabled", "maxBytes", "windowBytes", "rebuildBytes", "rebuildSeconds", "lifetimeSeconds",
+    static let historyKeys: Set<String> = ["enabled", "maxBytes", "windowBytes", "firstBuildBytes", "rebuildBytes", "rebuildSeconds", "lifetimeSeconds",
                                            "keep", "maxGroups", "buildMillisecondsPerMinute"]
     static let outOfBandKeys: Set<String> = ["file", "path", "match", "matchDest", "id", "maxAge", "advertiseOn", "allowOrigin"]
     static let upstreamKeys: Set<String> = [

@@ -14,6 +14,7 @@ extension DCServeConfiguration {
         try SettingRange.check(h.maxDictionaryBytes, in: 256...(16 << 20), key: "\(k).history.maxBytes", "bytes")
         try SettingRange.check(h.windowBytes, in: h.maxDictionaryBytes...(64 << 20), key: "\(k).history.windowBytes",
                                "bytes (at least history.maxBytes)")
+        try SettingRange.check(h.firstBuildBytes, in: 1...(64 << 20), key: "\(k).history.firstBuildBytes", "bytes")
         try SettingRange.check(h.rebuildBytes, in: 1...(64 << 20), key: "\(k).history.rebuildBytes", "bytes")
         try SettingRange.check(h.rebuildSeconds, in: 1...SettingRange.maxAgeSeconds, key: "\(k).history.rebuildSeconds", "seconds")
         try SettingRange.check(h.lifetimeSeconds, in: 1...SettingRange.maxAgeSeconds, key: "\(k).history.lifetimeSeconds", "seconds")

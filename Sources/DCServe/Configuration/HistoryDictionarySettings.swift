@@ -8,8 +8,10 @@ public struct HistoryDictionarySettings: Sendable, Equatable {
     public var maxDictionaryBytes = 32 << 10
     /// Recent distinct bodies kept per (group, partition), bytes (`history.windowBytes`); ≥ maxBytes.
     public var windowBytes = 64 << 10
-    /// Rebuild once this many bytes of new content arrived since the last build (`history.rebuildBytes`);
-    /// also the content needed for the first dictionary.
+    /// Build the group's first dictionary once this many bytes of content arrived
+    /// (`history.firstBuildBytes`): early, since most of the gain is the responses' common structure.
+    public var firstBuildBytes = 4 << 10
+    /// Rebuild once this many bytes of new content arrived since the last build (`history.rebuildBytes`).
     public var rebuildBytes = 8 << 10
     /// Rebuild when new content arrived and the current dictionary is this old (`history.rebuildSeconds`).
     public var rebuildSeconds = 600
