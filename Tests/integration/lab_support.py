@@ -125,17 +125,18 @@ class ScriptedClient:
     - `stale_hash`: keeps naming a dictionary after its lifetime ended;
     - `codings_without_dictionary`: always offers dcb, dcz;
     - `wrong_sha_for`: set of step ids whose reported SHA-256 is of the wrong bytes;
-    - `two_dictionaries`: names every matching dictionary, one Available-Dictionary line each;
+    - `two_dictionaries_in`: set of step ids where it names every matching dictionary, one
+      Available-Dictionary line each;
     - `render_undecodable`: reports the SHA-256 of a body it could not decode instead of an error.
     """
 
     def __init__(self, lab: Lab, brotli_cli: str, *, stale_hash=False, codings_without_dictionary=False,
-                 wrong_sha_for=(), two_dictionaries=False, render_undecodable=False):
+                 wrong_sha_for=(), two_dictionaries_in=(), render_undecodable=False):
         self.lab, self.brotli_cli = lab, brotli_cli
         self.stale_hash = stale_hash
         self.codings_without_dictionary = codings_without_dictionary
         self.wrong_sha_for = set(wrong_sha_for)
-        self.two_dictionaries = two_dictionaries
+        self.two_dictionaries_in = set(two_dictionaries_in)
         self.render_undecodable = render_undecodable
         self.dictionaries: list[dict] = []  # {pattern, dest, id, bytes, hash, fetched, expires, match}
 
@@ -147,13 +148,13 @@ class ScriptedClient:
         # RFC 9842 §2.2.3: match-dest naming the destination, then the longest match, then the latest.
         return sorted(found, key=lambda d: (not d["dest"], -len(d["match"]), -d["fetched"]))
 
-    def get(self, url: str, dest: str = "") -> tuple[int, dict, bytes, dict | None]:
+    def get(self, url: str, dest: str = "", step: str = "") -> tuple[int, dict, bytes, dict | None]:
         path = url.split("?")[0]
         chosen = self._matching(path, dest)
         headers = [("Sec-Fetch-Dest", dest or "empty")]
         codings = "gzip, br"
         if chosen:
-            for d in chosen[:2] if self.two_dictionaries else chosen[:1]:
+            for d in chosen[:2] if step in self.two_dictionaries_in else chosen[:1]:
                 headers.append(("Available-Dictionary", ":" + base64.b64encode(d["hash"]).decode() + ":"))
             if chosen[0].get("id"):
                 headers.append(("Dictionary-ID", _sf_string(chosen[0]["id"])))
@@ -212,7 +213,7 @@ class ScriptedClient:
                     time.sleep(step["intervalMilliseconds"] / 1000)
             elif kind in ("fetch", "page"):
                 dest = "document" if kind == "page" else step["destination"]
-                status, fields, body, named = self.get(step["url"], dest)
+                status, fields, body, named = self.get(step["url"], dest, step["id"])
                 try:
                     decoded = self.decode(fields, body, named)
                     value = {"sha256": hashlib.sha256(decoded).hexdigest()}

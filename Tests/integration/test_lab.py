@@ -60,10 +60,13 @@ def test_independent_python_client_passes_every_scenario(lab, brotli_cli):
 
 def test_wrong_client_fails_exactly_the_scenarios_it_should(lab, brotli_cli):
     client = ScriptedClient(lab, brotli_cli, stale_hash=True, codings_without_dictionary=True,
-                            wrong_sha_for={"registration.use"}, two_dictionaries=True, render_undecodable=True)
+                            wrong_sha_for={"registration.use"},
+                            two_dictionaries_in={"single-available-dictionary.use"}, render_undecodable=True)
     results = client.run(lab.json("/lab/plan.json"))
     got = statuses(results)
-    failed = {"registration", "expired", "codings-with-dictionary", "single-available-dictionary", "wrong-hash"}
+    # dcb/dcz offered without a dictionary also breaks match-dest's fetch() step and expired's use step.
+    failed = {"registration", "expired", "codings-with-dictionary", "match-dest", "single-available-dictionary",
+              "wrong-hash"}
     assert got == {s: "failed" if s in failed else "passed" for s in SCENARIOS}, json.dumps(results, indent=1)
     failures = {s["id"]: "\n".join(s["failures"]) for s in results["scenarios"]}
     # Each failure says what was expected and what came.
@@ -71,6 +74,7 @@ def test_wrong_client_fails_exactly_the_scenarios_it_should(lab, brotli_cli):
                      failures["registration"]), failures["registration"]
     assert re.search(r"use: expected no Available-Dictionary, got :[A-Za-z0-9+/=]+: \(dictionary main\)", failures["expired"])
     assert "expected no dcb/dcz in Accept-Encoding (no dictionary named), got \"gzip, br, dcb, dcz\"" in failures["codings-with-dictionary"]
+    assert "fetch: expected no dcb/dcz" in failures["match-dest"], failures["match-dest"]
     assert "before:" in failures["codings-with-dictionary"] and "unmatched:" in failures["codings-with-dictionary"]
     assert "expected exactly one Available-Dictionary field with one 32-byte sf-binary, got 2 field line(s)" in failures["single-available-dictionary"]
     assert "but the client decoded it and reported SHA-256" in failures["wrong-hash"]
