@@ -23,7 +23,7 @@ import urllib.parse
 
 import decoders
 
-LAB_RE = re.compile(rb"lab listening on http://127\.0\.0\.1:(\d+)/lab/")
+LAB_RE = re.compile(rb"lab listening on (https?)://127\.0\.0\.1:(\d+)/lab/")
 
 
 class Lab:
@@ -38,7 +38,7 @@ class Lab:
         while time.monotonic() < deadline:
             m = LAB_RE.search(open(self.log_file.name, "rb").read())
             if m:
-                self.port = int(m.group(1))
+                self.scheme, self.port = m.group(1).decode(), int(m.group(2))
                 break
             if self.proc.poll() is not None:
                 raise RuntimeError(f"dcserve lab exited with {self.proc.returncode}: {self.logs()}")
@@ -49,7 +49,7 @@ class Lab:
 
     @property
     def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{self.scheme}://127.0.0.1:{self.port}"
 
     def logs(self) -> str:
         return open(self.log_file.name, "rb").read().decode(errors="replace")

@@ -10,6 +10,7 @@ import subprocess
 import pytest
 
 from lab_support import Lab, ScriptedClient
+from tls_support import make_ca, make_leaf
 
 SCENARIOS = ["registration", "dictionary-id", "match-dest", "match-dest-precedence", "expired",
              "stale-while-revalidate", "no-store", "longest-match", "single-available-dictionary",
@@ -110,3 +111,17 @@ def test_bad_input_gets_a_clear_4xx(lab):
     got, _, _ = lab.request("GET", report + "?error=refused%20it")
     assert got == 200
     assert lab.proc.poll() is None
+
+
+def test_fetch_lab_over_https(dcserve_bin, tmp_path):
+    ca = make_ca(tmp_path / "ca")
+    leaf = make_leaf(ca, tmp_path / "leaf", "lab")
+    with Lab(dcserve_bin, ["--tls-cert", str(leaf.cert), "--tls-key", str(leaf.key)]) as lab:
+        assert lab.scheme == "https"
+        out = subprocess.run([dcserve_bin, "fetch", "--lab", "--cacert", str(ca.cert), lab.base],
+                             capture_output=True, timeout=120, text=True)
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert f"{len(SCENARIOS)} passed, 0 failed, 0 not run" in out.stdout
+    # A certificate without its key is refused on the command line.
+    out = subprocess.run([dcserve_bin, "lab", "--tls-cert", str(leaf.cert)], capture_output=True, timeout=30, text=True)
+    assert out.returncode != 0 and "--tls-cert and --tls-key go together" in out.stderr
