@@ -41,7 +41,7 @@ struct ServeCommand: AsyncParsableCommand {
     var dictionaryPatterns: [String] = []
 
     @Option(name: .customLong("history-dictionaries"), help: ArgumentHelp(
-        "Quick mode: a URL path pattern with one :group segment (e.g. /api/chats/:chat/*); per group value a dictionary is built from recent responses and offered with Link (repeatable; defaults: dictionary ≤ 32 KiB from a 64 KiB window, first built after 4 KiB of responses, rebuilt after 8 KiB new content or 10 min, each usable 1 h, 4 kept per group).", valueName: "pattern"))
+        "Quick mode: a URL path pattern with one :group segment (e.g. /api/chats/:chat/*); per group value a dictionary is built from recent responses and offered with Link (repeatable; defaults: dictionary ≤ 32 KiB from a 64 KiB window, first built after 4 KiB of responses, rebuilt after 64 KiB new content or 10 min, each usable 1 h, 4 kept per group).", valueName: "pattern"))
     var historyPatterns: [String] = []
 
     @Option(name: .customLong("partition-header"), help: ArgumentHelp(

@@ -3,13 +3,15 @@ API's chats: a page navigation to a chat whose response carries `Link: <…>; re
 makes Chromium fetch and register alice's dictionary of chat 1 (the Authorization header comes from
 DevTools' extra headers, so the dictionary URL sees alice's partition); the page's later fetch() of
 that chat's messages carries Available-Dictionary, arrives as dcz, and decodes byte for byte
-(the page checks length and SHA-256 with WebCrypto).
+(the page checks length and SHA-256 with WebCrypto). After a rebuild, Chromium fetches the next
+dictionary (in the chat's scope) naming the one it holds, and gets it as a dcz delta.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import time
 
 import pytest
 
@@ -54,3 +56,17 @@ def test_chromium_registers_a_linked_history_dictionary_and_decodes_dcz(dcserve_
         assert got["page"]["status"] == 200
         assert got["page"]["length"] == len(expected)
         assert got["page"]["sha256"] == hashlib.sha256(expected).hexdigest()
+
+        # After a rebuild, the next navigation links the new dictionary; its URL lies in the chat's
+        # scope, so Chromium fetches it naming the one it holds and gets it as a dcz delta.
+        converse_until_link(server.port, "1", "alice", "bob", previous=linked_hex)
+        page2 = "/api/chats/1/messages?since=1"
+        browser.navigate(f"http://localhost:{server.port}{page2}")
+        new_hex = browser.received_headers(page2)[-1]["link"].split("/.dcserve-dictionary/")[1][:64]
+        assert new_hex != linked_hex
+        deadline = time.monotonic() + 10
+        while not browser.received_headers(f"/.dcserve-dictionary/{new_hex}") and time.monotonic() < deadline:
+            browser.pump(0.2)
+        fetch = browser.sent_headers(f"/.dcserve-dictionary/{new_hex}")
+        assert fetch and fetch[-1]["available-dictionary"] == available(dictionary), fetch
+        assert browser.received_headers(f"/.dcserve-dictionary/{new_hex}")[-1].get("content-encoding") == "dcz"

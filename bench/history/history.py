@@ -218,7 +218,7 @@ def main() -> None:
     p.add_argument("--offset", type=int, default=0, help="first corpus line used")
     p.add_argument("--every", type=int, default=5, help="alice fetches after this many posts")
     p.add_argument("--first-build-bytes", type=int, default=4096)
-    p.add_argument("--rebuild-bytes", type=int, default=8192)
+    p.add_argument("--rebuild-bytes", type=int, default=65536)
     p.add_argument("--preference", default="dcz,dcb,zstd,br,gzip", help="dcserve's compression.preference")
     p.add_argument("--max-bytes", type=int, default=32768)
     p.add_argument("--settle", type=float, default=0.05, help="seconds after each fetch (background builds)")
