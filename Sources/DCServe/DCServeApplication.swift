@@ -37,6 +37,8 @@ public final class DCServeApplication: @unchecked Sendable {
     /// The router, when `configuration.routes` is not empty.
     public let router: RouteHandler?
     public let metrics: DCServeMetrics
+    /// Recent responses, dictionary hits and bytes per 10 s, for the admin listener's live view.
+    public let activity = LiveActivity()
     /// Readiness of this application; whoever runs the listeners sets `listenersOpen`.
     public let readiness: Readiness
     let logger: Logger
@@ -89,8 +91,8 @@ public final class DCServeApplication: @unchecked Sendable {
         let compression = DictionaryCompressionMiddleware(
             rules: rules, settings: c.compression, store: store, library: library, variants: variants,
             resources: ResourceCache(budget: max(c.compression.variantCacheBytes / 2, 1 << 20)),
-            background: background, observer: metrics, logger: logger,
-            live: liveIndex, partitionSecret: partitionSecret)
+            background: background, observer: CompressionObservers([metrics, activity]), logger: logger,
+            live: liveIndex, partitionSecret: partitionSecret, decisionHeader: c.server.decisionHeader)
         let inner: any HTTPHandler = router ?? staticFiles!  // no routes → servesSite
         handler = inner.wrapped(in: [MetricsMiddleware(metrics: metrics), health, compression, outOfBand])
         compressionMiddleware = compression

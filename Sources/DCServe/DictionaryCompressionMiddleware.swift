@@ -73,11 +73,15 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     let partitionSecret: [UInt8]
     /// Writes live versions to the store off the request path (the store fsyncs each write).
     private let storeQueue = DispatchQueue(label: "dcserve.live-store", qos: .utility)
+    /// Add `DCServe-Decision` to every response (`server.decisionHeader`).
+    let decisionHeader: Bool
+    static let decisionFieldName = HTTPField.Name(ResponseDecision.fieldName)!
 
     public init(rules: DictionaryRuleSet, settings: DCServeConfiguration.Compression, store: any DictionaryStore,
                 library: DictionaryLibrary, variants: VariantCache, resources: ResourceCache,
                 background: BackgroundEncoder<VariantKey>, observer: any CompressionObserver = NoCompressionObserver(),
-                logger: Logger, live: LiveVersionIndex? = nil, partitionSecret: [UInt8] = []) {
+                logger: Logger, live: LiveVersionIndex? = nil, partitionSecret: [UInt8] = [], decisionHeader: Bool = false) {
+        self.decisionHeader = decisionHeader
         self.live = live ?? LiveVersionIndex(limits: Dictionary(
             rules.rules.filter(\.isLive).map { ($0.name, $0.upstreamVersions) }, uniquingKeysWith: { a, _ in a }))
         self.partitionSecret = partitionSecret
@@ -98,10 +102,16 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         let method = request.head.method
         guard method == .get || method == .head else {
             // Still strip a private rule's upstream partition header (and mark the response private).
-            return next.handle(request) { response in respond(self.partitioned(request, response).0) }
+            return next.handle(request) { response in
+                let out = self.partitioned(request, response).0
+                respond(self.finish(request, out, self.passedDecision(request, out, .method)))
+            }
         }
         if request.head.headerFields[.range] != nil {
-            next.handle(request) { response in respond(self.identityForRange(request, self.partitioned(request, response).0)) }
+            next.handle(request) { response in
+                let out = self.identityForRange(request, self.partitioned(request, response).0)
+                respond(self.finish(request, out, self.passedDecision(request, out, .range)))
+            }
             return
         }
         let conditions = ConditionalRequest(request.head.headerFields)
@@ -160,7 +170,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         if let hit = memo.lookup(key, inner: response, generations: generations),
            hit.effects.replay(path: request.pathWithoutQuery, observer: observer, store: store,
                               variants: variants, library: library) {
-            return respond(conditions.evaluate(HTTPServerResponse(prepared: hit.prepared, body: hit.body ?? response.body)))
+            let out = conditions.evaluate(HTTPServerResponse(prepared: hit.prepared, body: hit.body ?? response.body))
+            return respond(finish(request, out, hit.effects.response ?? passedDecision(request, out, .notOK)))
         }
         compute(request, response, conditions, memo: (key, generations), respond: respond)
     }
@@ -181,7 +192,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                     inner: .init(head: response.head, bodyLength: length), head: out.head, body: body, effects: effects,
                     variantsGeneration: memoSlot.generations.variants, libraryGeneration: memoSlot.generations.library))
             }
-            respond(conditional ? conditions.evaluate(out) : out)
+            let decision = effects.response ?? self.passedDecision(request, out, .notOK)
+            respond(self.finish(request, conditional ? conditions.evaluate(out) : out, decision))
         }
         // Off the loop only for real work: a response passed through untouched (e.g. a proxied body
         // no rule covers, for a client that accepts no coding) is answered here, without a thread hop.
@@ -201,19 +213,22 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                  effects: inout ResponseEffects, partition: String? = nil) -> (HTTPServerResponse, conditional: Bool) {
         if case .stream(let body) = response.body, let encoded = streamingEncoded(request, response, body) {
             effects.isReplayable = false
+            effects.response = passedDecision(request, encoded, .streamed)
             return (encoded, false)
         }
         let triage = triage(request, response)
         let advertising: DictionaryRuleSet.Rule?, scope: DictionaryScope?, compressible: Bool, path: Substring
         switch triage {
-        case .passThrough(let out, let conditional, let replayable):
+        case .passThrough(let out, let conditional, let replayable, let reason):
             if !replayable { effects.isReplayable = false }
+            effects.response = passedDecision(request, out, reason)
             return (out, conditional)
         case .work(let a, let s, let c, let p):
             (advertising, scope, compressible, path) = (a, s, c, p)
         }
         guard let resource = identity(of: response, path: path) else {
             effects.isReplayable = false
+            effects.response = passedDecision(request, response, .unreadable)
             return (response, false)
         }
 
@@ -237,18 +252,32 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                                  effects: &effects, partition: partition ?? "")
         observer.decided(decision, path: path)
         effects.decision = decision
+        let ruleName = advertising?.name ?? (scope != nil ? rules.compressingRuleName(for: path) : nil)
+        /// The typed reason for a plain coding chosen by negotiation, refined with what only the
+        /// middleware knows (no rule covers the path; the live index refused the named hash).
+        func reason(_ r: EncodingDecision.PlainReason) -> DecisionReason {
+            if scope == nil, [.noDictionaryOffered, .dictionaryCodingsDisabled, .dictionaryCodingNotAccepted].contains(r) {
+                return .noRule
+            }
+            if r == .unknownHash, let refusal = effects.liveRefusal { return refusal }
+            return DecisionReason(r)
+        }
+        var outcome: ResponseDecision.Outcome
         var timing: ServerTiming?
         switch decision {
         case .notAcceptable:
+            effects.response = ResponseDecision(.notAcceptable, rule: ruleName, identityBytes: resource.bytes.count)
             return (.text(.notAcceptable, "406 Not Acceptable: no content coding the client accepts can be produced"), true)
-        case .plain(.identity, _):
-            break
-        case .plain(let coding, _):
+        case .plain(.identity, let r):
+            outcome = .plain("identity", reason(r))
+        case .plain(let coding, let r):
             if let (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: nil, effects: &effects) {
                 apply(variant, coding: coding, dictionary: nil, to: &out)
                 timing = ServerTiming(coding: coding, level: variant.level, encodeTime: encodeTime)
+                outcome = .plain(coding.rawValue, reason(r))
             } else {
                 effects.isReplayable = false
+                outcome = .plain("identity", .encodingFailed)
             }
         case .dictionary(let coding, let hash):
             if let dictionary = library.lookup(hash)?.dictionary,
@@ -258,20 +287,29 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                 store.recordServed(hash, at: Date())
                 effects.dictionaryUsed = hash
                 if let rule = advertising, rule.isLive { observer.live(rule: rule.name, .dictionaryHit) }
+                outcome = .delta(coding, hash)
             } else {
                 effects.isReplayable = false
+                outcome = .plain("identity", .encodingFailed)
             }
         }
+        let sent = out.body.knownLength.map(Int.init) ?? resource.bytes.count
+        var made = ResponseDecision(outcome, rule: ruleName, identityBytes: resource.bytes.count,
+                                    bestPlainBytes: sent, bestPlainCoding: out.head.headerFields[.contentEncoding] ?? "identity",
+                                    sentBytes: sent)
+        if case .delta = outcome {
+            (made.bestPlainBytes, made.bestPlainCoding) = (nil, nil)
+        }
         if compressible {
-            let sent = out.body.knownLength.map(Int.init) ?? resource.bytes.count
-            if out.head.headerFields[.contentEncoding].flatMap(ContentCoding.init(token:))?.usesDictionary == true {
-                reportWithPlainAlternative(request, response.head.headerFields, resource: resource, path: path, sent: sent,
-                                           effects: &effects)
+            if case .delta = outcome {
+                (made.bestPlainBytes, made.bestPlainCoding) = reportWithPlainAlternative(
+                    request, response.head.headerFields, resource: resource, path: path, sent: sent, rule: ruleName, effects: &effects)
             } else {
-                observer.sizes(identity: resource.bytes.count, bestPlain: sent, sent: sent)
+                observer.sizes(rule: ruleName, identity: resource.bytes.count, bestPlain: sent, sent: sent)
                 effects.sizes = (resource.bytes.count, sent, sent)
             }
         }
+        effects.response = made
         if settings.serverTiming, let timing {
             out.head.headerFields.append(HTTPField(name: ServerTiming.fieldName, value: timing.fieldValue))
         }
@@ -282,41 +320,46 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// What `process` does with a non-stream response, decided without reading its body: pass it
     /// (nearly) as it is, or read, hash and negotiate it (`work`, with what was looked up).
     enum Triage {
-        case passThrough(HTTPServerResponse, conditional: Bool, replayable: Bool)
+        case passThrough(HTTPServerResponse, conditional: Bool, replayable: Bool, reason: DecisionReason)
         case work(advertising: DictionaryRuleSet.Rule?, scope: DictionaryScope?, compressible: Bool, path: Substring)
     }
 
     /// The cheap part of `process` (no body read): status, size, HEAD of a proxied resource,
     /// no-transform, nothing to advertise or compress, an identity-only client.
     func triage(_ request: HTTPServerRequest, _ response: HTTPServerResponse) -> Triage {
-        guard response.head.status == .ok, let length = response.body.knownLength,
-              length <= Self.maximumBodyBytes else {
-            return .passThrough(response, conditional: false, replayable: false)
+        guard response.head.status == .ok else { return .passThrough(response, conditional: false, replayable: false, reason: .notOK) }
+        guard let length = response.body.knownLength else {
+            return .passThrough(response, conditional: false, replayable: false, reason: .streamed)
+        }
+        guard length <= Self.maximumBodyBytes else {
+            return .passThrough(response, conditional: false, replayable: false, reason: .tooLarge)
         }
         if request.head.method == .head && !response.isContentAddressed {
             // A proxied HEAD has no body to store, hash or measure: its head passes as the upstream sent it.
-            return .passThrough(response, conditional: false, replayable: false)
+            return .passThrough(response, conditional: false, replayable: false, reason: .head)
         }
         if ProxyResponseHeaders.forbidsTransform(response.head.headerFields) {
             // Cache-Control: no-transform (RFC 9110 §7.7): no recoding, no dictionary, no storing.
-            return .passThrough(response, conditional: true, replayable: true)
+            return .passThrough(response, conditional: true, replayable: true, reason: .noTransform)
         }
         let path = request.pathWithoutQuery
         let advertising = rules.advertisingRule(for: path)
         let scope = rules.dictionaryScope(for: path)
         let fields = response.head.headerFields
         let alreadyEncoded = fields[.contentEncoding].map { $0.lowercased() != "identity" } ?? false
-        let compressible = !alreadyEncoded && Int(length) >= settings.minimumBytes
-            && !precompressedTypes.value(for: fields[.contentType] ?? "") { CompressionEligibility.isPrecompressed(contentType: $0) }
+        let tooSmall = Int(length) < settings.minimumBytes
+        let precompressed = precompressedTypes.value(for: fields[.contentType] ?? "") { CompressionEligibility.isPrecompressed(contentType: $0) }
+        let compressible = !alreadyEncoded && !tooSmall && !precompressed
         guard advertising != nil || compressible else {
-            return .passThrough(response, conditional: true, replayable: true)
+            let reason: DecisionReason = alreadyEncoded ? .upstreamEncoded : tooSmall ? .bodyTooSmall : .precompressedMediaType
+            return .passThrough(response, conditional: true, replayable: true, reason: reason)
         }
         if advertising == nil, !AcceptEncoding(request.head.headerFields).acceptsAny(of: settings.preference) {
             // Identity-only client and nothing to advertise: the inner response as it is (no read, no
             // hash), with the Vary every variant of a compressible resource carries.
             var out = response
             addVary(to: &out.head.headerFields, scope: scope)
-            return .passThrough(out, conditional: true, replayable: true)
+            return .passThrough(out, conditional: true, replayable: true, reason: .identityOnlyClient)
         }
         return .work(advertising: advertising, scope: scope, compressible: compressible, path: path)
     }
@@ -517,6 +560,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             case .notLive, .allowed: break
             case .otherPartition, .pastRetention:
                 effects.isReplayable = false
+                effects.liveRefusal = verdict == .otherPartition ? .partitionMismatch : .pastRetention
                 if let rule = self.rules.advertisingRule(for: path), rule.isLive {
                     self.observer.live(rule: rule.name, verdict == .otherPartition ? .partitionMismatch : .pastRetention)
                 }
@@ -532,25 +576,53 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// without dictionaries (the client's best plain coding), for the "saved by dictionaries" metric.
     /// When that plain variant is not cached yet it is encoded off the request path (and cached for
     /// later requests) and the sizes are reported when it is done.
+    /// Returns the best plain size and coding when known now (nil, nil when reported later).
     func reportWithPlainAlternative(_ request: HTTPServerRequest, _ responseFields: HTTPFields,
-                                    resource: ResourceCache.Entry, path: Substring, sent: Int, effects: inout ResponseEffects) {
+                                    resource: ResourceCache.Entry, path: Substring, sent: Int, rule: String?,
+                                    effects: inout ResponseEffects) -> (Int?, String?) {
         let identity = resource.bytes.count
         guard case .plain(let coding, _) = negotiate(request, responseFields, resource: resource, path: path, scope: nil,
                                                      effects: &effects),
               coding != .identity else {
             effects.sizes = (identity, identity, sent)
-            return observer.sizes(identity: identity, bestPlain: identity, sent: sent)
+            observer.sizes(rule: rule, identity: identity, bestPlain: identity, sent: sent)
+            return (identity, "identity")
         }
         if let cached = variants.bestEntry(resource: resource.hash, dictionary: nil, coding: coding) {
             effects.sizes = (identity, cached.bytes.count, sent)
-            return observer.sizes(identity: identity, bestPlain: cached.bytes.count, sent: sent)
+            observer.sizes(rule: rule, identity: identity, bestPlain: cached.bytes.count, sent: sent)
+            return (cached.bytes.count, coding.rawValue)
         }
         effects.isReplayable = false
         DispatchQueue.global(qos: .utility).async {
             var unrecorded = ResponseEffects()  // this response is not memoised: nothing to record
             let size = self.variant(of: resource, coding: coding, dictionary: nil, effects: &unrecorded)?.0.bytes.count ?? identity
-            self.observer.sizes(identity: identity, bestPlain: size, sent: sent)
+            self.observer.sizes(rule: rule, identity: identity, bestPlain: size, sent: sent)
         }
+        return (nil, nil)
+    }
+
+    // MARK: - Decision
+
+    /// The decision for a response passed on without negotiation (`reason`), sent as it is.
+    func passedDecision(_ request: HTTPServerRequest, _ response: HTTPServerResponse, _ reason: DecisionReason) -> ResponseDecision {
+        let coding = response.head.headerFields[.contentEncoding] ?? "identity"
+        let sent = response.body.knownLength.map(Int.init)
+        return ResponseDecision(.plain(coding, reason), rule: rules.coveringRuleName(for: request.pathWithoutQuery),
+                                identityBytes: coding == "identity" ? sent : nil, bestPlainBytes: sent,
+                                bestPlainCoding: coding, sentBytes: sent)
+    }
+
+    /// Records `decision` for the response about to be sent (observer, access-log note) and adds the
+    /// `DCServe-Decision` field when configured. Called once per response, after the memo and
+    /// conditional evaluation: the field is never part of a memoised or cached head.
+    func finish(_ request: HTTPServerRequest, _ response: HTTPServerResponse, _ decision: ResponseDecision) -> HTTPServerResponse {
+        var out = response
+        observer.responded(ResponseRecord(method: request.head.method.rawValue, path: String(request.pathWithoutQuery),
+                                          status: out.head.status.code, decision: decision))
+        out.accessLogNote = DecisionLogNote(decision: decision)
+        if decisionHeader { out.head.headerFields[Self.decisionFieldName] = decision.fieldValue }
+        return out
     }
 
     /// The encoded body from the cache, or encoded now at the fast level (then the best level is

@@ -61,6 +61,18 @@ public struct DictionaryRuleSet: Sendable {
         rules.first { $0.resources.matches(path: path) }
     }
 
+    /// The name of the first rule whose `compress` pattern covers `path`, else of the first
+    /// out-of-band dictionary whose `match` does; nil when none (for decisions and metrics).
+    public func compressingRuleName(for path: Substring) -> String? {
+        rules.first { $0.compress.contains { $0.matches(path: path) } }?.name
+            ?? outOfBandCompress.first { $0.pattern.matches(path: path) }?.name
+    }
+
+    /// The rule a decision about `path` is attributed to: the advertising rule, else the compressing one.
+    public func coveringRuleName(for path: Substring) -> String? {
+        advertisingRule(for: path)?.name ?? compressingRuleName(for: path)
+    }
+
     /// Whether stored dictionaries may be used to compress `path`: nil when no rule's `compress`
     /// pattern (and no out-of-band dictionary's `match`) covers it.
     public func dictionaryScope(for path: Substring) -> DictionaryScope? {
