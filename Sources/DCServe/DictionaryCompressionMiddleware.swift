@@ -243,7 +243,12 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                     advertiseLive(resource, rule: rule, path: path, partition: partition ?? "", fields: &out.head.headerFields)
                 }
                 effects.isReplayable = false
-            } else {
+            } else if response.isContentAddressed || rule.allowPrivate
+                        || CompressionEligibility.privacyConcern(request: request.head.headerFields, response: response.head.headerFields) == nil {
+                // Same rule for a shared (non-live) rule over proxied responses: a per-user response
+                // (credentials, Set-Cookie, Cache-Control: private) is not made a shared dictionary with
+                // a public Cache-Control unless the rule allows private responses. Content-addressed
+                // responses (static files) do not depend on who asks.
                 advertise(resource, rule: rule, path: path, fields: &out.head.headerFields, effects: &effects)
             }
         }

@@ -7,6 +7,7 @@ import base64
 import json
 import os
 import pathlib
+import re
 import time
 
 import pytest
@@ -38,10 +39,12 @@ def test_live_json_lists_dictionaries_and_decisions(traffic):
     status, headers, body = server.get("/dcserve/live.json", admin=True)
     assert status == 200 and headers["Content-Type"] == "application/json"
     data = json.loads(body)
-    assert [d["hash"] for d in data["dictionaries"]] == [hash16(V1)]
-    d = data["dictionaries"][0]
+    # v1 and v2 both match the rule's resources: both are stored.
+    assert sorted(d["hash"] for d in data["dictionaries"]) == sorted([hash16(V1), hash16(V2)])
+    assert data["dictionaryCount"] == 2
+    d = next(d for d in data["dictionaries"] if d["hash"] == hash16(V1))
     assert d["rule"] == "quick1" and d["match"] == "/static/app*" and d["size"] == len(V1) and d["hits"] == 1
-    assert d["partition"] is None and d["source"] == "/static/app.v1.js"
+    assert d.get("partition") is None and d["source"] == "/static/app.v1.js"
     requests = data["requests"]
     assert [(r["method"], r["path"], r["status"], r["decision"]) for r in requests] == [
         ("GET", "/missing.txt", 404, "plain"), ("GET", "/static/app.v2.js", 200, "delta"),
@@ -51,7 +54,8 @@ def test_live_json_lists_dictionaries_and_decisions(traffic):
     assert data["totals"]["saved"] > 0 and sum(b["saved"] for b in data["buckets"]) == data["totals"]["saved"]
     status, headers, page = server.get("/dcserve", admin=True)
     assert status == 200 and headers["Content-Type"].startswith("text/html")
-    assert b"http://" not in page and b"https://" not in page.replace(b"http://www.w3.org/2000/svg", b"")
+    # Self-contained: no external asset (the only URL is the SVG namespace name).
+    assert not re.search(rb'(src|href)=|https?://(?!www\.w3\.org/2000/svg)', page)
     assert "default-src 'none'" in headers["Content-Security-Policy"]
     assert server.get("/dcserve", method="POST", admin=True)[0] == 405
 
@@ -60,6 +64,8 @@ def test_live_json_lists_dictionaries_and_decisions(traffic):
 def test_chromium_shows_the_live_view(traffic):
     server, delta_size = traffic
     with Chromium() as browser:
+        browser.call("Emulation.setDeviceMetricsOverride", {"width": 1280, "height": 900, "deviceScaleFactor": 1,
+                                                            "mobile": False}, session=True)
         browser.navigate(f"http://127.0.0.1:{server.admin_port}/dcserve")
         deadline = time.monotonic() + 20
         state = None
@@ -78,9 +84,9 @@ def test_chromium_shows_the_live_view(traffic):
                 break
             browser.pump(0.2)
         assert state and state["updates"] >= 2, state  # it refreshed itself (2 s polling)
-        assert state["count"] == "1"
-        assert [(d["hash"], d["rule"], d["match"], d["size"], d["hits"]) for d in state["dictionaries"]] == [
-            (hash16(V1), "quick1", "/static/app*", str(len(V1)), "1")]
+        assert state["count"] == "2"
+        assert sorted((d["hash"], d["rule"], d["match"], d["size"], d["hits"]) for d in state["dictionaries"]) == sorted([
+            (hash16(V1), "quick1", "/static/app*", str(len(V1)), "1"), (hash16(V2), "quick1", "/static/app*", str(len(V2)), "0")])
         decisions = [(r["path"], r["status"], r["decision"], r["coding"], r["reason"]) for r in state["requests"]]
         assert ("/static/app.v2.js", "200", "delta", "dcz", "hit") in decisions, decisions
         assert ("/missing.txt", "404", "plain", "identity", "status") in decisions
