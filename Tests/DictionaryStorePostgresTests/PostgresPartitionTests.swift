@@ -116,7 +116,7 @@ struct PostgresPartitionTests {
         let b = try await open(settings)
         defer { a.shutdown(); b.shutdown() }
         let (t0, alice, bob) = (t0, alice, bob)
-        func body(_ n: Int) -> [UInt8] { Array("calendar version \(n) ".utf8) + [UInt8](repeating: UInt8(n), count: size - 19) }
+        @Sendable func body(_ n: Int) -> [UInt8] { Array("calendar version \(n) ".utf8) + [UInt8](repeating: UInt8(n), count: size - 19) }
         // alice v1 (served at t0, fresh for a day), bob v1 (t0 + 10), alice v2 (t0 + 20, expires at t0 + 25),
         // bob v2 (t0 + 30).
         let h1 = try await onThread { try a.put(body(1), description: description(alice), now: t0) }

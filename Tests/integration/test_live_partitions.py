@@ -126,7 +126,7 @@ def test_ten_thousand_partitions_fill_the_store_under_its_budget(dcserve_bin, ap
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="dcserve-partitions-", dir=base))
     try:
         store = tmp / "store"
-        rules = {"profile": {"match": "/api/profile", "upstreamVersions": 1, "lifetime": LIFETIME,
+        rules = {"profile": {"match": "/api/profile", "upstreamVersions": 2, "lifetime": LIFETIME,
                              "partition": {"header": "Authorization"}}}
         config = write_config(tmp, "budget", proxy_config(api.base, {"path": str(store), "maxBytes": budget,
                                                                      "housekeepingSeconds": 1}, rules))
@@ -201,18 +201,19 @@ def test_ten_thousand_partitions_fill_the_store_under_its_budget(dcserve_bin, ap
             data_files = [p for p in store.iterdir() if len(p.name) == 64]
             assert len(data_files) == len(kept)
 
-            # Through HTTP: the oldest users' versions are gone (plain coding), the newest give deltas.
-            old = direct(api, "/api/profile", bearer("u1"))
-            status, headers, body = server.get("/api/profile", {"Accept-Encoding": "dcz, gzip",
-                                                                "Available-Dictionary": available(old), **bearer("u1")})
-            assert status == 200 and headers["Content-Encoding"] == "gzip", dict(headers)
+            # Through HTTP, with the next revision of the profile (same URL path, so the same slot): the
+            # oldest users' versions are gone (plain coding), the newest users' give deltas.
+            for user, expected in [("u1", "gzip"), (f"u{users - 1}", "dcz")]:
+                held = direct(api, "/api/profile", bearer(user))
+                today = direct(api, "/api/profile?rev=2", bearer(user))
+                status, headers, body = server.get("/api/profile?rev=2", {
+                    "Accept-Encoding": "dcz, gzip", "Available-Dictionary": available(held), **bearer(user)})
+                assert status == 200 and headers["Content-Encoding"] == expected, (user, dict(headers))
+                decoded = dcz_with_zstd_cli(body, held) if expected == "dcz" else decode_plain(body, "gzip", brotli_cli)
+                assert decoded == today
+            # Another user naming the newest user's (retained) hash: plain.
             newest = direct(api, "/api/profile", bearer(f"u{users - 1}"))
-            status, headers, body = server.get("/api/profile", {
-                "Accept-Encoding": "dcz, gzip", "Available-Dictionary": available(newest), **bearer(f"u{users - 1}")})
-            assert status == 200 and headers["Content-Encoding"] == "dcz", dict(headers)
-            assert dcz_with_zstd_cli(body, newest) == newest
-            # Another user naming the newest user's hash: plain.
-            status, headers, _ = server.get("/api/profile", {
+            status, headers, _ = server.get("/api/profile?rev=2", {
                 "Accept-Encoding": "dcz, gzip", "Available-Dictionary": available(newest), **bearer(f"u{users - 2}")})
             assert headers["Content-Encoding"] == "gzip", dict(headers)
     finally:
@@ -273,3 +274,20 @@ def test_calendar_partitions_through_three_instances_on_postgres(dcserve_bin, ap
         assert expected <= partitions and all(len(p) == 64 for p in partitions), partitions
         dump = postgres_server.psql("SELECT string_agg(t::text, ' ') FROM dcserve_dictionaries t", name)
         assert "Bearer" not in dump and users["alice"] not in dump
+
+
+def test_partitioned_rule_on_postgres_requires_a_shared_secret(dcserve_bin, tmp_path):
+    """Each instance would otherwise generate its own secret in its local cache, so partition ids (and
+    per-user deltas) would differ from instance to instance: refused at start, naming the key."""
+    import subprocess
+    config = {"site": {"root": str(tmp_path)},
+              "store": {"kind": "postgres", "path": str(tmp_path / "cache"),
+                        "postgres": {"url": "postgres://dcserve:pw@127.0.0.1:1/none?sslmode=disable", "connectTimeoutSeconds": 1}},
+              "dictionaries": {"rules": ["r"], "r": {"match": "/api/calendar", "upstreamVersions": 2,
+                                                     "partition": {"header": "Authorization"}}}}
+    path = tmp_path / "pg-partition.json"
+    path.write_text(json.dumps(config))
+    r = subprocess.run([dcserve_bin, "serve", "--config", str(path), "--port", "0"], capture_output=True, timeout=30)
+    out = (r.stdout + r.stderr).decode()
+    assert r.returncode != 0 and "dictionaries.partitionSecret" in out and "postgres" in out, out
+    assert "pw@" not in out

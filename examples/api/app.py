@@ -29,8 +29,8 @@ Live responses (issue #14):
                             proxy rule partitioned by `upstreamHeader` (dcserve removes the field)
   /api/calendar-owned       the same, but the API states a lifetime that lets clients keep the response
                             as a dictionary (private, max-age=0, stale-while-revalidate=86400)
-  /api/profile              a small per-user document (about 600 bytes, private, no-cache): many users,
-                            small bodies (retention tests of per-user partitions)
+  /api/profile?rev=R        a small per-user document (about 660 bytes, private, no-cache) at revision R
+                            (default 1): many users, small bodies (retention tests of per-user partitions)
 """
 from __future__ import annotations
 
@@ -230,10 +230,10 @@ async def calendar_owned(request: Request) -> Response:
     return response
 
 
-def profile_document(user: str) -> bytes:
-    """`user`'s profile: about 600 bytes of JSON naming the user."""
+def profile_document(user: str, revision: str = "1") -> bytes:
+    """`user`'s profile at `revision`: about 660 bytes of JSON naming the user."""
     owner = hashlib.sha256(user.encode()).hexdigest()
-    return json.dumps({"owner": owner, "name": f"User {owner[:8]}", "locale": "en-GB", "timezone": "Europe/London",
+    return json.dumps({"owner": owner, "revision": revision[:16], "name": f"User {owner[:8]}", "locale": "en-GB", "timezone": "Europe/London",
                        "settings": {"theme": "dark", "digest": "daily", "notifications": ["mentions", "replies", "invites"]},
                        "about": f"Profile of {owner} for the retention test: " + "partitioned dictionaries. " * 12},
                       separators=(",", ":")).encode()
@@ -243,7 +243,8 @@ async def profile(request: Request) -> Response:
     user = bearer(request)
     if user is None:
         return PlainTextResponse("bearer token required\n", status_code=401)
-    return Response(profile_document(user), media_type="application/json", headers={"Cache-Control": "private, no-cache"})
+    return Response(profile_document(user, request.query_params.get("rev", "1")), media_type="application/json",
+                    headers={"Cache-Control": "private, no-cache"})
 
 
 async def calendar_update(request: Request) -> Response:
