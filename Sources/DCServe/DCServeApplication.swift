@@ -74,7 +74,7 @@ public final class DCServeApplication: @unchecked Sendable {
         (store, sharedStore) = try DictionaryStoreAssembly.make(c.store)
         library = DictionaryLibrary(store: store)
         if let tiered = store as? TieredDictionaryStore {
-            tiered.onRemoval { [library] hash in library.forget(hash) }
+            tiered.onRemoval { [library] hash, _ in library.forget(hash) }
         }
         readiness = Readiness(storePath: c.store.path, degradation: DictionaryStoreAssembly.degradation(of: sharedStore))
         let health = HealthMiddleware(livenessPath: c.health.livenessPath, readinessPath: c.health.readinessPath,
@@ -83,7 +83,11 @@ public final class DCServeApplication: @unchecked Sendable {
         background = BackgroundEncoder(maxConcurrent: 1)
         let rules = try DictionaryRuleSet(rules: c.rules, outOfBand: c.outOfBand)
         let outOfBand = try OutOfBandDictionaryMiddleware(c.outOfBand, store: store)
-        let liveIndex = try Self.liveIndex(rules: rules, store: store)
+        let liveIndex = try Self.liveIndex(rules: rules, store: store, maxBytes: c.store.maxBytes)
+        if let tiered = store as? TieredDictionaryStore, !liveIndex.limits.isEmpty {
+            // Versions other instances store become this one's too (same retention, same budget).
+            tiered.onStored { [liveIndex] record in liveIndex.learn(record) }
+        }
         var partitionSecret: [UInt8] = []
         if c.rules.contains(where: { $0.partition != nil }) {
             partitionSecret = try PartitionSecret.load(configured: c.partitionSecret, storeDirectory: c.store.path)
@@ -195,9 +199,11 @@ final class StopFlag: Sendable {
 
 extension DCServeApplication {
     /// The live-version index of the rules with `upstreamVersions`/`partition`, rebuilt from the store.
-    static func liveIndex(rules: DictionaryRuleSet, store: any DictionaryStore) throws -> LiveVersionIndex {
+    /// `maxBytes`: the global byte budget of live versions (the store's, `store.maxBytes`).
+    static func liveIndex(rules: DictionaryRuleSet, store: any DictionaryStore, maxBytes: Int? = nil) throws -> LiveVersionIndex {
         let index = LiveVersionIndex(limits: Dictionary(
-            rules.rules.filter(\.isLive).map { ($0.name, $0.upstreamVersions) }, uniquingKeysWith: { a, _ in a }))
+            rules.rules.filter(\.isLive).map { ($0.name, $0.upstreamVersions) }, uniquingKeysWith: { a, _ in a }),
+            maxBytes: maxBytes)
         if !index.limits.isEmpty { index.load(from: store) }
         return index
     }

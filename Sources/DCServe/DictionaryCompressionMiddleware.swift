@@ -72,7 +72,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// Key of partition ids (``PartitionID``); empty when no rule is private.
     let partitionSecret: [UInt8]
     /// Writes live versions to the store off the request path (the store fsyncs each write).
-    private let storeQueue = DispatchQueue(label: "dcserve.live-store", qos: .utility)
+    let liveWrites = LiveStoreWriter()
     /// Add `DCServe-Decision` to every response (`server.decisionHeader`).
     let decisionHeader: Bool
     static let decisionFieldName = HTTPField.Name(ResponseDecision.fieldName)!
@@ -276,7 +276,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         case .plain(.identity, let r):
             outcome = .plain("identity", reason(r))
         case .plain(let coding, let r):
-            if let (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: nil, effects: &effects) {
+            if let (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: nil, effects: &effects,
+                                                   refineLater: advertising?.isLive != true) {
                 apply(variant, coding: coding, dictionary: nil, to: &out)
                 timing = ServerTiming(coding: coding, level: variant.level, encodeTime: encodeTime)
                 outcome = .plain(coding.rawValue, reason(r))
@@ -285,11 +286,12 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                 outcome = .plain("identity", .encodingFailed)
             }
         case .dictionary(let coding, let hash):
-            if let dictionary = library.lookup(hash)?.dictionary,
-               let (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: dictionary, effects: &effects) {
+            if let found = dictionary(hash, partition: Self.storePartition(partition ?? "")),
+               let (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: found.dictionary, effects: &effects,
+                                                   refineLater: advertising?.isLive != true) {
                 apply(variant, coding: coding, dictionary: hash, to: &out)
                 timing = ServerTiming(coding: coding, level: variant.level, encodeTime: encodeTime)
-                store.recordServed(hash, at: Date())
+                store.recordServed(hash, partition: found.owner, at: Date())
                 effects.dictionaryUsed = hash
                 if let rule = advertising, rule.isLive { observer.live(rule: rule.name, .dictionaryHit) }
                 outcome = .delta(coding, hash)
@@ -478,7 +480,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     }
 
     /// Blocks until every live version queued for the store is written (shutdown).
-    public func drainLiveWrites() { storeQueue.sync {} }
+    public func drainLiveWrites() { liveWrites.drain() }
 
     /// Advertises a live response (a rule with `upstreamVersions` or `partition`): records it as the
     /// newest version of (rule, partition, path), makes it usable at once (``DictionaryLibrary/insert``)
@@ -493,25 +495,32 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         guard var value = advertisements.value(for: "\(rule.name)\u{0}\(path)", compute: { _ in try? advertisement.fieldValue() })
         else { return }
         if let ttl = rule.ttlSeconds { value += ", ttl=\(ttl)" }
-        live.add(resource.hash, at: LiveVersionIndex.SlotKey(rule: rule.name, partition: partition, path: String(path)))
+        let owner = rule.partition == nil ? nil : partition
+        live.add(resource.hash, at: LiveVersionIndex.SlotKey(rule: rule.name, partition: partition, path: String(path)),
+                 bytes: resource.bytes.count)
         observer.live(rule: rule.name, .response)
-        if !library.touch(resource.hash) {
+        if !library.touch(resource.hash, partition: owner) {
             library.insert(CompressionDictionary(bytes: resource.bytes),
-                           candidate: DictionaryCandidate(hash: resource.hash, pattern: rule.match, matchDestinations: rule.matchDest))
+                           candidate: DictionaryCandidate(hash: resource.hash, pattern: rule.match, matchDestinations: rule.matchDest),
+                           partition: owner)
         }
         let now = Date()
-        if !store.recordServed(resource.hash, at: now) {
+        if !store.recordServed(resource.hash, partition: owner, at: now) {
             let store = self.store, observer = self.observer, logger = self.logger, bytes = resource.bytes
             let description = DictionaryDescription(
                 pattern: rule.match, matchDestinations: rule.matchDest, id: advertisement.id, rule: rule.name,
-                sourcePath: String(path), maxAge: usable, partition: rule.partition == nil ? nil : partition)
-            storeQueue.async {
+                sourcePath: String(path), maxAge: usable, partition: owner)
+            let live = self.live, hash = resource.hash
+            liveWrites.submit(.init(partition: owner, hash: hash), bytes: bytes.count,
+                              stillRetained: { live.retains(hash, partition: partition) }) {
                 do {
                     let hash = try store.put(bytes, description: description, now: now)
                     observer.storedDictionary(hash, bytes: bytes.count)
+                    return true
                 } catch {
                     logger.error("cannot store live dictionary (later requests naming it get a plain coding)",
                                  metadata: ["path": "\(path)", "error": "\(error)"])
+                    return false
                 }
             }
         }
@@ -571,10 +580,22 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                 }
                 return nil
             }
-            let found = self.library.lookup(hash)?.candidate
+            let found = self.dictionary(hash, partition: Self.storePartition(partition))?.candidate
             if found == nil { effects.isReplayable = false }
             return found
         }
+    }
+
+    /// The store partition of a request's live partition ("" = shared → nil).
+    static func storePartition(_ partition: String) -> String? { partition.isEmpty ? nil : partition }
+
+    /// The dictionary `hash` as a request of store partition `partition` may use it: that partition's
+    /// own (found by (partition, hash)), else a shared one (shared bytes are nobody's secret); with the
+    /// partition owning it (nil = shared). Never another partition's.
+    func dictionary(_ hash: DictionaryHash, partition: String?)
+        -> (dictionary: CompressionDictionary, candidate: DictionaryCandidate, owner: String?)? {
+        if let partition, let own = library.lookup(hash, partition: partition) { return (own.dictionary, own.candidate, partition) }
+        return library.lookup(hash, partition: nil).map { ($0.dictionary, $0.candidate, nil) }
     }
 
     /// Reports the sizes of a dictionary-coded response together with what it would have weighed
@@ -630,11 +651,14 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         return out
     }
 
-    /// The encoded body from the cache, or encoded now at the fast level (then the best level is
-    /// queued in the background), with the time spent encoding in this request (nil for a cache hit).
-    /// nil when encoding failed (logged; identity is sent).
+    /// The encoded body from the cache, or encoded now at the fast level (then, when `refineLater`, the
+    /// best level is queued in the background), with the time spent encoding in this request (nil for a
+    /// cache hit). nil when encoding failed (logged; identity is sent). Live responses pass
+    /// `refineLater: false`: a version replaced within moments would pay a best-level encode (brotli 11,
+    /// zstd 19: tens of milliseconds for 50 KB) that hardly any request could use.
     func variant(of resource: ResourceCache.Entry, coding: ContentCoding,
-                 dictionary: CompressionDictionary?, effects: inout ResponseEffects) -> (CachedVariant, Duration?)? {
+                 dictionary: CompressionDictionary?, effects: inout ResponseEffects,
+                 refineLater: Bool = true) -> (CachedVariant, Duration?)? {
         let key = VariantKey(resource: resource.hash, dictionary: dictionary?.hash, coding: coding)
         if let cached = variants.bestEntry(for: key) {
             observer.variantCache(hit: true)
@@ -662,7 +686,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             return nil
         }
         let elapsed = ContinuousClock.now - start
-        if best != fast {
+        if best != fast && refineLater {
             let bytes = resource.bytes
             let variants = self.variants, observer = self.observer, logger = self.logger
             _ = background.submit(key) {
