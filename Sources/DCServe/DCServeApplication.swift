@@ -36,6 +36,8 @@ public final class DCServeApplication: @unchecked Sendable {
     public let staticFiles: StaticFileHandler?
     /// The router, when `configuration.routes` is not empty.
     public let router: RouteHandler?
+    /// History dictionaries (issue #16), when a rule has `history`.
+    public let history: HistoryDictionaries?
     public let metrics: DCServeMetrics
     /// Recent responses, dictionary hits and bytes per 10 s, for the admin listener's live view.
     public let activity = LiveActivity()
@@ -92,13 +94,18 @@ public final class DCServeApplication: @unchecked Sendable {
         if c.rules.contains(where: { $0.partition != nil }) {
             partitionSecret = try PartitionSecret.load(configured: c.partitionSecret, storeDirectory: c.store.path)
         }
+        let history = HistoryDictionaries(rules: rules, store: store, library: library, partitionSecret: partitionSecret,
+                                          logger: logger)
+        self.history = history
         let compression = DictionaryCompressionMiddleware(
             rules: rules, settings: c.compression, store: store, library: library, variants: variants,
             resources: ResourceCache(budget: max(c.compression.variantCacheBytes / 2, 1 << 20)),
             background: background, observer: CompressionObservers([metrics, activity]), logger: logger,
-            live: liveIndex, partitionSecret: partitionSecret, decisionHeader: c.server.decisionHeader)
+            live: liveIndex, partitionSecret: partitionSecret, decisionHeader: c.server.decisionHeader, history: history)
         let inner: any HTTPHandler = router ?? staticFiles!  // no routes → servesSite
-        handler = inner.wrapped(in: [MetricsMiddleware(metrics: metrics), health, compression, outOfBand])
+        var middlewares: [any HTTPMiddleware] = [MetricsMiddleware(metrics: metrics), health, compression, outOfBand]
+        if let history { middlewares.append(HistoryDictionaryMiddleware(history: history)) }
+        handler = inner.wrapped(in: middlewares)
         compressionMiddleware = compression
 
         let timer = DispatchSource.makeTimerSource(queue: housekeepingQueue)
@@ -181,6 +188,7 @@ public final class DCServeApplication: @unchecked Sendable {
         backgroundWork.wait()
         background.close()
         compressionMiddleware.drainLiveWrites()
+        history?.waitForBuilds()
         housekeeping.cancel()
         let store = self.store, library = self.library, logger = self.logger
         housekeepingQueue.sync { Self.housekeep(store: store, library: library, logger: logger) }

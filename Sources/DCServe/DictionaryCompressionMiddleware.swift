@@ -71,6 +71,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     let live: LiveVersionIndex
     /// Key of partition ids (``PartitionID``); empty when no rule is private.
     let partitionSecret: [UInt8]
+    /// History dictionaries (issue #16), looked up by (partition, hash, path) before anything else.
+    let history: HistoryDictionaries?
     /// Writes live versions to the store off the request path (the store fsyncs each write).
     let liveWrites = LiveStoreWriter()
     /// Add `DCServe-Decision` to every response (`server.decisionHeader`).
@@ -80,8 +82,10 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     public init(rules: DictionaryRuleSet, settings: DCServeConfiguration.Compression, store: any DictionaryStore,
                 library: DictionaryLibrary, variants: VariantCache, resources: ResourceCache,
                 background: BackgroundEncoder<VariantKey>, observer: any CompressionObserver = NoCompressionObserver(),
-                logger: Logger, live: LiveVersionIndex? = nil, partitionSecret: [UInt8] = [], decisionHeader: Bool = false) {
+                logger: Logger, live: LiveVersionIndex? = nil, partitionSecret: [UInt8] = [], decisionHeader: Bool = false,
+                history: HistoryDictionaries? = nil) {
         self.decisionHeader = decisionHeader
+        self.history = history
         self.live = live ?? LiveVersionIndex(limits: Dictionary(
             rules.rules.filter(\.isLive).map { ($0.name, $0.upstreamVersions) }, uniquingKeysWith: { a, _ in a }))
         self.partitionSecret = partitionSecret
@@ -130,7 +134,9 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// upstream's header, which is removed here so the client never sees it) and `Cache-Control:
     /// private` on the response. Otherwise the response unchanged and nil (the shared partition).
     func partitioned(_ request: HTTPServerRequest, _ response: HTTPServerResponse) -> (HTTPServerResponse, String?) {
-        guard let rule = rules.advertisingRule(for: request.pathWithoutQuery), rule.isLive else { return (response, nil) }
+        let path = request.pathWithoutQuery
+        let live = rules.advertisingRule(for: path).flatMap { $0.isLive ? $0 : nil }
+        guard let rule = live ?? rules.historyRule(for: path) else { return (response, nil) }
         guard let source = rule.partition else { return (response, "") }
         var out = response
         var id = PartitionID.fromRequest(request.head.headerFields, source: source, secret: partitionSecret)
@@ -295,6 +301,10 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                 effects.dictionaryUsed = hash
                 if let rule = advertising, rule.isLive { observer.live(rule: rule.name, .dictionaryHit) }
                 outcome = .delta(coding, hash)
+                if let history, case .allowed(_, let member) = history.index.verdict(hash, partition: partition ?? "", path: path,
+                                                                                    now: history.clock()) {
+                    history.recordUse(member, coding: coding, identity: resource.bytes.count, sent: variant.bytes.count)
+                }
             } else {
                 effects.isReplayable = false
                 outcome = .plain("identity", .encodingFailed)
@@ -567,6 +577,20 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         return Negotiation.decide(request: request.head.headerFields, path: String(path), response: responseFields,
                                   bodySize: resource.bytes.count, policy: policy, knownSizes: sizes,
                                   availableDictionary: available) { hash in
+            // A history dictionary (issue #16) is found by (partition, hash, path) only: another
+            // partition or group, or an expired build, is answered exactly like an unknown hash.
+            if let history = self.history {
+                switch history.index.verdict(hash, partition: partition, path: path, now: history.clock()) {
+                case .notHistory: break
+                case .allowed(let candidate, _):
+                    effects.isReplayable = false
+                    return candidate
+                case .refused:
+                    effects.isReplayable = false
+                    if let rule = self.rules.historyRule(for: path) { history.metrics.refused(rule: rule.name) }
+                    return nil
+                }
+            }
             // A live version is found by (partition, hash) only: another partition's hash, or one past
             // the retention, is answered exactly like an unknown hash.
             let verdict = self.live.verdict(hash, partition: partition)
