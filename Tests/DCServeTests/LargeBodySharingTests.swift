@@ -55,10 +55,11 @@ import Testing
         #expect(throws: IdentityBody.Changed.self) { try identity.bytes() }
         // Held bytes are returned as they are (no read).
         let held = IdentityBody(ResourceCache.Entry(bytes: original, hash: SHA256.hash(original)), file: body)
-        #expect(held.isHeld && (try held.bytes()) == original)
+        #expect(held.isHeld)
+        #expect(try held.bytes() == original)
     }
 
-    /// Through the middleware, with a 3 MB file in a rule's scope and a resource cache that keeps
+    /// Through the middleware, with a 1.9 MB file in a rule's scope and a resource cache that keeps
     /// bytes only up to 1 MB: identity answers keep the file body (sendfile), and every zstd answer
     /// hands out the same cached array (no per-request copy).
     @Test func identityKeepsTheFileAndVariantsShareOneArray() throws {
@@ -66,7 +67,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: site) }
         try FileManager.default.createDirectory(at: site.appendingPathComponent("big"), withIntermediateDirectories: true)
         let big = Array((0..<80_000).map { "row \($0 % 997) value \($0 * 7 % 10_007) text\n" }.joined().utf8)
-        #expect(big.count > 2_000_000)
+        #expect(big.count > 1_500_000)
         try Data(big).write(to: site.appendingPathComponent("big/data.txt"))
         var settings = DCServeConfiguration.Compression()
         settings.bestLevels = settings.fastLevels  // no background re-encodes
@@ -107,7 +108,7 @@ import Testing
             #expect(response.head.headerFields[.contentEncoding] == "zstd")
             guard case .bytes(let b) = response.body else { Issue.record("zstd body is not bytes"); return }
             #expect(try ContentCoding.zstd.decode(b) == big)
-            b.withUnsafeBufferPointer { addresses.insert(Int(bitPattern: $0.baseAddress)) }
+            b.withUnsafeBufferPointer { _ = addresses.insert(Int(bitPattern: $0.baseAddress)) }
         }
         #expect(addresses.count == 1, "each zstd answer should be the cached array itself")
     }
