@@ -238,8 +238,9 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             return (response, false)
         }
 
+        // The body stays the inner handler's (a file is sent with sendfile, a buffered array as it is):
+        // only a variant replaces it, with the variant cache's shared array (#13 item 2).
         var out = response
-        out.body = .bytes(resource.bytes)
         if let rule = advertising {
             if rule.isLive {
                 // A private response (credentials, Set-Cookie, Cache-Control: private) becomes a shared
@@ -277,7 +278,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         var timing: ServerTiming?
         switch decision {
         case .notAcceptable:
-            effects.response = ResponseDecision(.notAcceptable, rule: ruleName, identityBytes: resource.bytes.count)
+            effects.response = ResponseDecision(.notAcceptable, rule: ruleName, identityBytes: resource.count)
             return (.text(.notAcceptable, "406 Not Acceptable: no content coding the client accepts can be produced"), true)
         case .plain(.identity, let r):
             outcome = .plain("identity", reason(r))
@@ -303,15 +304,15 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                 outcome = .delta(coding, hash)
                 if let history, case .allowed(_, let member) = history.index.verdict(hash, partition: partition ?? "", path: path,
                                                                                     now: history.clock()) {
-                    history.recordUse(member, coding: coding, identity: resource.bytes.count, sent: variant.bytes.count)
+                    history.recordUse(member, coding: coding, identity: resource.count, sent: variant.bytes.count)
                 }
             } else {
                 effects.isReplayable = false
                 outcome = .plain("identity", .encodingFailed)
             }
         }
-        let sent = out.body.knownLength.map(Int.init) ?? resource.bytes.count
-        var made = ResponseDecision(outcome, rule: ruleName, identityBytes: resource.bytes.count,
+        let sent = out.body.knownLength.map(Int.init) ?? resource.count
+        var made = ResponseDecision(outcome, rule: ruleName, identityBytes: resource.count,
                                     bestPlainBytes: sent, bestPlainCoding: out.head.headerFields[.contentEncoding] ?? "identity",
                                     sentBytes: sent)
         if case .delta = outcome {
@@ -322,8 +323,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                 (made.bestPlainBytes, made.bestPlainCoding) = reportWithPlainAlternative(
                     request, response.head.headerFields, resource: resource, path: path, sent: sent, rule: ruleName, effects: &effects)
             } else {
-                observer.sizes(rule: ruleName, identity: resource.bytes.count, bestPlain: sent, sent: sent)
-                effects.sizes = (resource.bytes.count, sent, sent)
+                observer.sizes(rule: ruleName, identity: resource.count, bestPlain: sent, sent: sent)
+                effects.sizes = (resource.count, sent, sent)
             }
         }
         effects.response = made
@@ -423,18 +424,30 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         }
     }
 
-    /// The identity bytes and hash of a response body, from the resource cache when the inner handler
-    /// gave an ETag and declared its responses content-addressed (the cache is keyed by path and ETag
-    /// only); nil when the body cannot be read (the response is then passed through).
-    func identity(of response: HTTPServerResponse, path: Substring) -> ResourceCache.Entry? {
+    /// The identity body's hash and length (and bytes when in memory), from the resource cache when
+    /// the inner handler gave an ETag and declared its responses content-addressed (the cache is keyed
+    /// by path and ETag only); nil when the body cannot be read (the response is then passed through).
+    /// A large file's bytes are not kept: only its digest is cached, and the returned body reads the
+    /// file again when an encode needs it.
+    func identity(of response: HTTPServerResponse, path: Substring) -> IdentityBody? {
         let etag = response.isContentAddressed ? response.head.headerFields[.eTag] : nil
-        if let etag, let hit = resources.entry(path: path, etag: etag) { return hit }
-        if let etag, case .file(let f) = response.body {
+        let file: FileBody? = if case .file(let f) = response.body { f } else { nil }
+        if let etag, let hit = resources.entry(path: path, etag: etag) {
+            if hit.bytes != nil || file != nil { return IdentityBody(hit, file: file) }
+            // A digest-only hit for a body given as bytes (same path and ETag: the same bytes).
+            if case .bytes(let b) = response.body, b.count == hit.count {
+                return IdentityBody(ResourceCache.Entry(bytes: b, hash: hit.hash), file: nil)
+            }
+        }
+        if let etag, let file {
             // Identical concurrent requests for one version share one read and hash (SingleFlight).
             do {
-                return try reads.run("\(path)\u{0}\(etag)", inputBytes: Int(f.range.count), cached: { resources.entry(path: path, etag: etag) }) {
-                    resources.insert(path: path, etag: etag, bytes: try f.readAll())
+                let entry = try reads.run("\(path)\u{0}\(etag)", inputBytes: Int(file.range.count), cached: {
+                    resources.entry(path: path, etag: etag)
+                }) {
+                    resources.insert(path: path, etag: etag, bytes: try file.readAll())
                 }.0
+                return IdentityBody(entry, file: file)
             } catch {
                 logger.warning("cannot read response body for compression", metadata: ["path": "\(path)", "error": "\(error)"])
                 return nil
@@ -450,12 +463,12 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             }
         case .stream: return nil
         }
-        guard let etag else { return ResourceCache.Entry(bytes: bytes, hash: SHA256.hash(bytes)) }
-        return resources.insert(path: path, etag: etag, bytes: bytes)
+        guard let etag else { return IdentityBody(ResourceCache.Entry(bytes: bytes, hash: SHA256.hash(bytes)), file: nil) }
+        return IdentityBody(resources.insert(path: path, etag: etag, bytes: bytes), file: nil)
     }
 
     /// Adds `Use-As-Dictionary` and a fresh `Cache-Control`, and makes sure the store holds the bytes.
-    func advertise(_ resource: ResourceCache.Entry, rule: DictionaryRuleSet.Rule, path: Substring, fields: inout HTTPFields,
+    func advertise(_ resource: IdentityBody, rule: DictionaryRuleSet.Rule, path: Substring, fields: inout HTTPFields,
                    effects: inout ResponseEffects) {
         guard let lifetime = Self.lifetime(rule, upstream: fields[.cacheControl]) else { return }
         let (cacheControl, usable) = lifetime
@@ -470,10 +483,10 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         if !isNew && !store.recordServed(resource.hash, at: now) { isNew = true }
         if isNew {
             do {
-                _ = try store.put(resource.bytes, description: DictionaryDescription(
+                _ = try store.put(try resource.bytes(), description: DictionaryDescription(
                     pattern: rule.match, matchDestinations: rule.matchDest, id: advertisement.id,
                     rule: rule.name, sourcePath: String(path), maxAge: usable), now: now)
-                observer.storedDictionary(resource.hash, bytes: resource.bytes.count)
+                observer.storedDictionary(resource.hash, bytes: resource.count)
                 effects.isReplayable = false
             } catch {
                 // Not advertising a dictionary we could not store: the client could never use it.
@@ -497,7 +510,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// and writes it to the store on a background queue — a version lost before it is written only
     /// costs a later miss (the store verifies bytes on load). Not advertised when the lifetime policy
     /// gives no `Cache-Control` that lets clients use it.
-    func advertiseLive(_ resource: ResourceCache.Entry, rule: DictionaryRuleSet.Rule, path: Substring, partition: String,
+    func advertiseLive(_ resource: IdentityBody, rule: DictionaryRuleSet.Rule, path: Substring, partition: String,
                        fields: inout HTTPFields) {
         guard let lifetime = Self.lifetime(rule, upstream: fields[.cacheControl]) else { return }
         let (cacheControl, usable) = lifetime
@@ -505,18 +518,20 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         guard var value = advertisements.value(for: "\(rule.name)\u{0}\(path)", compute: { _ in try? advertisement.fieldValue() })
         else { return }
         if let ttl = rule.ttlSeconds { value += ", ttl=\(ttl)" }
+        // Live responses are proxied, buffered bodies: their bytes are held (no read here).
+        guard let bytes = try? resource.bytes() else { return }
         let owner = rule.partition == nil ? nil : partition
         live.add(resource.hash, at: LiveVersionIndex.SlotKey(rule: rule.name, partition: partition, path: String(path)),
-                 bytes: resource.bytes.count)
+                 bytes: resource.count)
         observer.live(rule: rule.name, .response)
         if !library.touch(resource.hash, partition: owner) {
-            library.insert(CompressionDictionary(bytes: resource.bytes),
+            library.insert(CompressionDictionary(bytes: bytes),
                            candidate: DictionaryCandidate(hash: resource.hash, pattern: rule.match, matchDestinations: rule.matchDest),
                            partition: owner)
         }
         let now = Date()
         if !store.recordServed(resource.hash, partition: owner, at: now) {
-            let store = self.store, observer = self.observer, logger = self.logger, bytes = resource.bytes
+            let store = self.store, observer = self.observer, logger = self.logger
             let description = DictionaryDescription(
                 pattern: rule.match, matchDestinations: rule.matchDest, id: advertisement.id, rule: rule.name,
                 sourcePath: String(path), maxAge: usable, partition: owner)
@@ -554,7 +569,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     }
 
     /// A failed dictionary lookup makes `effects` not replayable (the store may learn the hash later).
-    func negotiate(_ request: HTTPServerRequest, _ responseFields: HTTPFields, resource: ResourceCache.Entry,
+    func negotiate(_ request: HTTPServerRequest, _ responseFields: HTTPFields, resource: IdentityBody,
                    path: Substring, scope: DictionaryScope?, effects: inout ResponseEffects, partition: String = "") -> EncodingDecision {
         var codings = Set(settings.preference)
         if scope == nil { codings.subtract([.dcb, .dcz]) }
@@ -575,7 +590,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             }
         }
         return Negotiation.decide(request: request.head.headerFields, path: String(path), response: responseFields,
-                                  bodySize: resource.bytes.count, policy: policy, knownSizes: sizes,
+                                  bodySize: resource.count, policy: policy, knownSizes: sizes,
                                   availableDictionary: available) { hash in
             // A history dictionary (issue #16) is found by (partition, hash, path) only: another
             // partition or group, or an expired build, is answered exactly like an unknown hash.
@@ -628,9 +643,9 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// later requests) and the sizes are reported when it is done.
     /// Returns the best plain size and coding when known now (nil, nil when reported later).
     func reportWithPlainAlternative(_ request: HTTPServerRequest, _ responseFields: HTTPFields,
-                                    resource: ResourceCache.Entry, path: Substring, sent: Int, rule: String?,
+                                    resource: IdentityBody, path: Substring, sent: Int, rule: String?,
                                     effects: inout ResponseEffects) -> (Int?, String?) {
-        let identity = resource.bytes.count
+        let identity = resource.count
         guard case .plain(let coding, _) = negotiate(request, responseFields, resource: resource, path: path, scope: nil,
                                                      effects: &effects),
               coding != .identity else {
@@ -680,7 +695,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// cache hit). nil when encoding failed (logged; identity is sent). Live responses pass
     /// `refineLater: false`: a version replaced within moments would pay a best-level encode (brotli 11,
     /// zstd 19: tens of milliseconds for 50 KB) that hardly any request could use.
-    func variant(of resource: ResourceCache.Entry, coding: ContentCoding,
+    func variant(of resource: IdentityBody, coding: ContentCoding,
                  dictionary: CompressionDictionary?, effects: inout ResponseEffects,
                  refineLater: Bool = true) -> (CachedVariant, Duration?)? {
         let key = VariantKey(resource: resource.hash, dictionary: dictionary?.hash, coding: coding)
@@ -695,10 +710,13 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         let best = settings.bestLevels[coding] ?? coding.defaultLevel(.precompressed)
         let encoded: CachedVariant
         let start = ContinuousClock.now
+        var input: [UInt8] = []  // the leader's identity bytes, for the background best-level encode
         do {
-            // Identical concurrent requests share one encode (SingleFlight).
-            let (variant, role) = try encodes.run(key, inputBytes: resource.bytes.count, cached: { variants.bestEntry(for: key) }) {
-                let v = CachedVariant(bytes: try coding.encode(resource.bytes, dictionary: dictionary, level: fast), level: fast)
+            // Identical concurrent requests share one encode (SingleFlight). A file-backed body is read
+            // (and checked against its hash) only here, by the leader.
+            let (variant, role) = try encodes.run(key, inputBytes: resource.count, cached: { variants.bestEntry(for: key) }) {
+                input = try resource.bytes()
+                let v = CachedVariant(bytes: try coding.encode(input, dictionary: dictionary, level: fast), level: fast)
                 observer.encoded(coding: coding, level: fast, duration: ContinuousClock.now - start)
                 _ = variants.insert(v, for: key)
                 return v
@@ -711,7 +729,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         }
         let elapsed = ContinuousClock.now - start
         if best != fast && refineLater {
-            let bytes = resource.bytes
+            let bytes = input
             let variants = self.variants, observer = self.observer, logger = self.logger
             _ = background.submit(key) {
                 do {
