@@ -70,6 +70,18 @@ public struct DictionaryRuleSet: Sendable {
         rules.first { $0.history == nil && $0.resources.matches(path: path) }
     }
 
+    /// The name of the first rule whose `compress` pattern covers `path`, else of the first
+    /// out-of-band dictionary whose `match` does; nil when none (for decisions and metrics).
+    public func compressingRuleName(for path: Substring) -> String? {
+        rules.first { $0.compress.contains { $0.matches(path: path) } }?.name
+            ?? outOfBandCompress.first { $0.pattern.matches(path: path) }?.name
+    }
+
+    /// The rule a decision about `path` is attributed to: the advertising rule, else the compressing one.
+    public func coveringRuleName(for path: Substring) -> String? {
+        advertisingRule(for: path)?.name ?? compressingRuleName(for: path)
+    }
+
     /// The first history rule whose `match` covers `path` (issue #16).
     public func historyRule(for path: Substring) -> Rule? {
         rules.first { $0.history != nil && $0.match.matches(path: path) }

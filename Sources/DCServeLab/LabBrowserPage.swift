@@ -95,7 +95,7 @@ function cell(row, text, cls) {
 }
 function show(results, plan) {
   const table = document.getElementById("results");
-  table.innerHTML = "<tr><th>scenario</th><th>checks</th><th>RFC</th><th>result</th><th>details</th></tr>";
+  table.innerHTML = "<tr><th>scenario</th><th>title</th><th>RFC</th><th>result</th><th>details</th></tr>";
   for (const s of results.scenarios) {
     const row = table.insertRow();
     row.className = s.status.replace(" ", "-");

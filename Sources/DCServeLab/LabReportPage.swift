@@ -21,7 +21,7 @@ enum LabReportPage {
             <p id="summary">\(results.passed) passed, \(results.failed) failed, \(results.notRun) not run.\
             \(results.userAgent.map { " Client: <code>\(escape($0))</code>." } ?? "")</p>
             <p>JSON: <a href="results.json">results.json</a></p>
-            <table id="results"><tr><th>scenario</th><th>checks</th><th>RFC</th><th>result</th><th>details</th></tr>
+            <table id="results"><tr><th>scenario</th><th>title</th><th>RFC</th><th>result</th><th>details</th></tr>
             \(rows)</table></body></html>
 
             """

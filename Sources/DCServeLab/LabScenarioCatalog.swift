@@ -140,19 +140,19 @@ enum LabScenarioCatalog {
             ]),
         Scenario(
             id: "expired", title: "Expired dictionary not named", rfc: "RFC 9842 §2.2.2; RFC 9111 §4.2",
-            checks: "A dictionary whose freshness lifetime (Cache-Control: max-age=4) has passed is no longer named, and dcb/dcz are no longer offered for it.",
+            checks: "A dictionary whose freshness lifetime (Cache-Control: max-age=6) has passed is no longer named, and dcb/dcz are no longer offered for it.",
             resources: [
-                "dict.js": .dictionary(name: "main", useAsDictionary: #"match="{base}app.*.js""#, cacheControl: "max-age=4"),
+                "dict.js": .dictionary(name: "main", useAsDictionary: #"match="{base}app.*.js""#, cacheControl: "max-age=6"),
                 "app.probe.js": .content(name: "probe"),
                 "app.v2.js": .content(name: "app"),
             ],
             steps: [
-                Step(name: "register", kind: .fetch, resource: "dict.js", expect: "store the dictionary (max-age=4)"),
+                Step(name: "register", kind: .fetch, resource: "dict.js", expect: "store the dictionary (max-age=6)"),
                 Step(name: "probe", kind: .probe(dictionary: "main"), resource: "app.probe.js",
                      expect: "name it while fresh", checks: [.names(dictionary: "main")]),
                 Step(name: "use", kind: .fetch, resource: "app.v2.js", report: true,
                      expect: "after the wait: no Available-Dictionary, no dcb/dcz",
-                     checks: [.cameAfter(step: "register", seconds: 4), .namesNone, .offersNoDictionaryCodings, .decoded(content: "app")]),
+                     checks: [.cameAfter(step: "register", seconds: 6), .namesNone, .offersNoDictionaryCodings, .decoded(content: "app")]),
             ]),
         Scenario(
             id: "stale-while-revalidate", title: "stale-while-revalidate dictionary still named", rfc: "RFC 9842 §2.2.2; RFC 5861 §3",
@@ -289,8 +289,9 @@ enum LabScenarioCatalog {
     ]
 
     /// Plan order: scenario by scenario, except that `expired` and `stale-while-revalidate` register
-    /// first and share one wait before their `use` steps.
-    static let lifetimeWait = 5.5
+    /// first and share one wait before their `use` steps. `expired`'s max-age=6 leaves a slow
+    /// (asynchronous) client 5+ s to store and name the dictionary before it runs out.
+    static let lifetimeWait = 7.5
     static func orderedSteps() -> [(scenario: Scenario?, step: Step)] {
         var out: [(scenario: Scenario?, step: Step)] = []
         var deferred: [(scenario: Scenario?, step: Step)] = []
@@ -301,7 +302,7 @@ enum LabScenarioCatalog {
             }
             if scenario.id == "stale-while-revalidate" {
                 out.append((nil, Step(name: "lifetimes-wait", kind: .wait(seconds: lifetimeWait),
-                                      expect: "wait \(lifetimeWait) s: expired's max-age=4 and stale-while-revalidate's max-age=1 pass")))
+                                      expect: "wait \(lifetimeWait) s: expired's max-age=6 and stale-while-revalidate's max-age=1 pass")))
                 out += deferred
                 deferred = []
             }

@@ -90,6 +90,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Event loops serving connections (overrides server.eventLoops; default: one per core).")
     var eventLoops: Int?
 
+    @Flag(inversion: .prefixedNo, help: "Add DCServe-Decision (why this coding) to every response (overrides server.decisionHeader; default: on in quick mode, off with --config).")
+    var decisionHeader: Bool?
+
     @Flag(inversion: .prefixedNo, help: "One log line per request (logger dcserve.access, level info, written in batches at least every 100 ms; overrides server.accessLog).")
     var accessLog: Bool?
 
@@ -122,6 +125,7 @@ struct ServeCommand: AsyncParsableCommand {
             c = try await ConfigurationLoader.load(file: config)
         } else {
             c.admin.enabled = adminPort != nil  // quick mode: no second port unless asked for
+            c.server.decisionHeader = true  // quick mode is for client developers: say why
         }
         if let root { c.site.root = root }
         if let store {
@@ -147,6 +151,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let eventLoops { c.server.eventLoops = eventLoops }
         if let logLevel { c.server.logLevel = logLevel }
         if let accessLog { c.server.accessLog = accessLog }
+        if let decisionHeader { c.server.decisionHeader = decisionHeader }
         if let tlsCertificate { c.tls.certificate = tlsCertificate }
         if let tlsKey { c.tls.key = tlsKey }
         if let tlsPort { c.tls.port = Int(tlsPort) }

@@ -32,7 +32,7 @@ import Testing
         let results = LabGrader.grade(try #require(lab.runs.snapshot(run: "u1")))
         let expired = try #require(results.scenarios.first { $0.id == "expired" })
         #expect(expired.status == "failed")
-        #expect(expired.failures.contains { $0.hasPrefix("use: expected this request at least 4.0 s after register") })
+        #expect(expired.failures.contains { $0.hasPrefix("use: expected this request at least 6.0 s after register") })
         #expect(expired.failures.contains { $0.contains("expected no Available-Dictionary, got \(hash.structuredFieldBinary) (dictionary main)") })
         #expect(results.scenarios.filter { $0.status == "not run" }.count == LabScenarioCatalog.scenarios.count - 1)
     }

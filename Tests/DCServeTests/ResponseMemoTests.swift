@@ -19,7 +19,7 @@ final class RecordingObserver: CompressionObserver {
     func variantCache(hit: Bool) { add("variantCache \(hit)") }
     func encoded(coding: ContentCoding, level: Int, duration: Duration) { add("encoded \(coding) \(level)") }
     func storedDictionary(_ hash: DictionaryHash, bytes: Int) { add("stored \(hash.hex.prefix(8)) \(bytes)") }
-    func sizes(identity: Int, bestPlain: Int, sent: Int) { add("sizes \(identity) \(bestPlain) \(sent)") }
+    func sizes(rule: String?, identity: Int, bestPlain: Int, sent: Int) { add("sizes \(identity) \(bestPlain) \(sent)") }
     private func add(_ line: String) { lines.withLock { $0.append(line) } }
 }
 

@@ -127,17 +127,20 @@ class ScriptedClient:
     - `wrong_sha_for`: set of step ids whose reported SHA-256 is of the wrong bytes;
     - `two_dictionaries_in`: set of step ids where it names every matching dictionary, one
       Available-Dictionary line each;
-    - `render_undecodable`: reports the SHA-256 of a body it could not decode instead of an error.
+    - `render_undecodable`: reports the SHA-256 of a body it could not decode instead of an error;
+    - `plain`: stores no dictionaries at all (an HTTP client that knows nothing of RFC 9842).
+    It stores dictionaries synchronously, so a probe that is not ready after one try never will be.
     """
 
     def __init__(self, lab: Lab, brotli_cli: str, *, stale_hash=False, codings_without_dictionary=False,
-                 wrong_sha_for=(), two_dictionaries_in=(), render_undecodable=False):
+                 wrong_sha_for=(), two_dictionaries_in=(), render_undecodable=False, plain=False):
         self.lab, self.brotli_cli = lab, brotli_cli
         self.stale_hash = stale_hash
         self.codings_without_dictionary = codings_without_dictionary
         self.wrong_sha_for = set(wrong_sha_for)
         self.two_dictionaries_in = set(two_dictionaries_in)
         self.render_undecodable = render_undecodable
+        self.plain = plain
         self.dictionaries: list[dict] = []  # {pattern, dest, id, bytes, hash, fetched, expires, match}
 
     def _matching(self, path: str, dest: str) -> list[dict]:
@@ -165,7 +168,7 @@ class ScriptedClient:
         fields = {k.lower(): v for k, v in raw_headers}
         named = chosen[0] if chosen else None
         uad = fields.get("use-as-dictionary")
-        if uad is not None and status == 200:
+        if uad is not None and status == 200 and not self.plain:
             self._register(path, fields, uad, body)
         return status, fields, body, named
 
@@ -206,7 +209,7 @@ class ScriptedClient:
             if kind == "wait":
                 time.sleep(step["seconds"])
             elif kind == "probe":
-                for i in range(step["maxTries"]):
+                for i in range(min(step["maxTries"], 1)):
                     self.get(step["url"] + f"?try={i}", step["destination"])
                     if self.lab.json(step["readyURL"])["ready"]:
                         break

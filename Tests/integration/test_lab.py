@@ -3,9 +3,11 @@ Python client passes too, and the same client with deliberate mistakes fails exa
 those mistakes break, with messages that say what was expected and what came; bad input gets 4xx."""
 from __future__ import annotations
 
+import http.server
 import json
 import re
 import subprocess
+import threading
 
 import pytest
 
@@ -45,13 +47,33 @@ def test_fetch_lab_passes_every_scenario(dcserve_bin, lab):
     assert "dcz with dictionary" in observed and "dcb with dictionary" in observed, observed
 
 
-def test_fetch_lab_json_and_an_unreachable_lab(dcserve_bin, lab):
-    out = subprocess.run([dcserve_bin, "fetch", "--lab", "--json", lab.base], capture_output=True, timeout=120, text=True)
-    assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout)["passed"] == len(SCENARIOS)
-    # Not a lab: a clear message and a non-zero exit.
+def test_fetch_lab_against_something_else(dcserve_bin, lab):
+    # Nothing listening: a clear message and a non-zero exit.
     out = subprocess.run([dcserve_bin, "fetch", "--lab", "http://127.0.0.1:9/"], capture_output=True, timeout=60, text=True)
     assert out.returncode != 0 and "127.0.0.1:9" in out.stderr, out.stderr
+    # A server that is not a lab: its answer to /lab/plan.json is named.
+    class NotALab(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = b"nothing here"
+            self.send_response(404)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NotALab)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        out = subprocess.run([dcserve_bin, "fetch", "--lab", f"http://127.0.0.1:{server.server_address[1]}"],
+                             capture_output=True, timeout=60, text=True)
+        assert out.returncode != 0 and "/lab/plan.json: 404 nothing here" in out.stderr, out.stderr
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
 
 
 def test_independent_python_client_passes_every_scenario(lab, brotli_cli):
@@ -79,6 +101,16 @@ def test_wrong_client_fails_exactly_the_scenarios_it_should(lab, brotli_cli):
     assert "before:" in failures["codings-with-dictionary"] and "unmatched:" in failures["codings-with-dictionary"]
     assert "expected exactly one Available-Dictionary field with one 32-byte sf-binary, got 2 field line(s)" in failures["single-available-dictionary"]
     assert "but the client decoded it and reported SHA-256" in failures["wrong-hash"]
+
+
+def test_a_client_without_dictionary_support_fails_every_scenario_saying_why(lab, brotli_cli):
+    results = ScriptedClient(lab, brotli_cli, plain=True).run(lab.json("/lab/plan.json"))
+    assert statuses(results) == {s: "failed" for s in SCENARIOS}, json.dumps(results, indent=1)
+    failures = {s["id"]: "\n".join(s["failures"]) for s in results["scenarios"]}
+    assert re.search(r"^use: expected Available-Dictionary :[A-Za-z0-9+/=]+: \(dictionary main\), got none$",
+                     failures["registration"], re.M), failures["registration"]
+    assert "(dictionary long of long, short), got none" in failures["longest-match"]
+    assert "use: expected Dictionary-ID \"lab:" in failures["dictionary-id"]
 
 
 def test_a_client_that_does_nothing_is_not_run(lab):
@@ -118,10 +150,11 @@ def test_fetch_lab_over_https(dcserve_bin, tmp_path):
     leaf = make_leaf(ca, tmp_path / "leaf", "lab")
     with Lab(dcserve_bin, ["--tls-cert", str(leaf.cert), "--tls-key", str(leaf.key)]) as lab:
         assert lab.scheme == "https"
-        out = subprocess.run([dcserve_bin, "fetch", "--lab", "--cacert", str(ca.cert), lab.base],
+        out = subprocess.run([dcserve_bin, "fetch", "--lab", "--json", "--cacert", str(ca.cert), lab.base],
                              capture_output=True, timeout=120, text=True)
         assert out.returncode == 0, out.stdout + out.stderr
-        assert f"{len(SCENARIOS)} passed, 0 failed, 0 not run" in out.stdout
+        results = json.loads(out.stdout)
+        assert results["passed"] == len(SCENARIOS) and statuses(results) == {s: "passed" for s in SCENARIOS}
     # A certificate without its key is refused on the command line.
     out = subprocess.run([dcserve_bin, "lab", "--tls-cert", str(leaf.cert)], capture_output=True, timeout=30, text=True)
     assert out.returncode != 0 and "--tls-cert and --tls-key go together" in out.stderr

@@ -27,6 +27,10 @@ Live responses (issue #14):
   /api/calendar/update      POST (same bearer token): adds one event to that user's calendar
   /api/calendar-tagged      the same calendar, naming its owner in `Dictionary-Partition: <user id>` for a
                             proxy rule partitioned by `upstreamHeader` (dcserve removes the field)
+  /api/calendar-owned       the same, but the API states a lifetime that lets clients keep the response
+                            as a dictionary (private, max-age=0, stale-while-revalidate=86400)
+  /api/profile?rev=R        a small per-user document (about 660 bytes, private, no-cache) at revision R
+                            (default 1): many users, small bodies (retention tests of per-user partitions)
 
 One-on-one chats (issue #16, history dictionaries), per-user bearer tokens `alice`, `bob`, `carol`
 (401 without a known token, 404 for a chat the user is not in):
@@ -226,6 +230,30 @@ async def calendar_tagged(request: Request) -> Response:
     return response
 
 
+async def calendar_owned(request: Request) -> Response:
+    response = await calendar_tagged(request)
+    if response.status_code == 200:
+        response.headers["Cache-Control"] = "private, max-age=0, stale-while-revalidate=86400"
+    return response
+
+
+def profile_document(user: str, revision: str = "1") -> bytes:
+    """`user`'s profile at `revision`: about 660 bytes of JSON naming the user."""
+    owner = hashlib.sha256(user.encode()).hexdigest()
+    return json.dumps({"owner": owner, "revision": revision[:16], "name": f"User {owner[:8]}", "locale": "en-GB", "timezone": "Europe/London",
+                       "settings": {"theme": "dark", "digest": "daily", "notifications": ["mentions", "replies", "invites"]},
+                       "about": f"Profile of {owner} for the retention test: " + "partitioned dictionaries. " * 12},
+                      separators=(",", ":")).encode()
+
+
+async def profile(request: Request) -> Response:
+    user = bearer(request)
+    if user is None:
+        return PlainTextResponse("bearer token required\n", status_code=401)
+    return Response(profile_document(user, request.query_params.get("rev", "1")), media_type="application/json",
+                    headers={"Cache-Control": "private, no-cache"})
+
+
 async def calendar_update(request: Request) -> Response:
     user = bearer(request)
     if user is None:
@@ -323,6 +351,8 @@ app = Starlette(routes=[
     Route("/api/calendar", calendar),
     Route("/api/calendar/update", calendar_update, methods=["POST"]),
     Route("/api/calendar-tagged", calendar_tagged),
+    Route("/api/calendar-owned", calendar_owned),
+    Route("/api/profile", profile),
     Route("/api/items", items),
     Route("/api/items/{n:int}", items_version),
     Route("/api/echo", echo, methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]),

@@ -55,6 +55,7 @@ public enum ConfigurationLoader {
         c.server.eventLoops = try r.int("server.eventLoops") ?? c.server.eventLoops
         c.server.logLevel = try r.string("server.logLevel") ?? c.server.logLevel
         c.server.accessLog = try r.bool("server.accessLog") ?? c.server.accessLog
+        c.server.decisionHeader = try r.bool("server.decisionHeader") ?? c.server.decisionHeader
         try readTLS(r, into: &c)
         c.site.root = try r.string("site.root") ?? c.site.root
         c.store.path = try r.string("store.path") ?? c.store.path

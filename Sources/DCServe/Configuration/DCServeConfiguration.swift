@@ -50,6 +50,9 @@ public struct DCServeConfiguration: Sendable, Equatable {
         /// trace, debug, info, notice, warning, error or critical.
         public var logLevel = "info"
         public var accessLog = true
+        /// Add `DCServe-Decision` (why this coding: `delta=dcz dict=… saved=93%`, `plain=br reason=…`) to
+        /// every response through the compression step. Off by default; quick mode turns it on.
+        public var decisionHeader = false
         // TLS-related server settings:
         /// Redirect plain-HTTP requests to the HTTPS listener (301 GET/HEAD, 308 otherwise).
         public var redirectToHTTPS = false
