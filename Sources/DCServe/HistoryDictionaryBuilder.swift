@@ -116,12 +116,14 @@ public final class HistoryDictionaryBuilder: Sendable {
         do {
             let pattern = try URLPattern(scoped, base: nil)
             let dictionary = CompressionDictionary(bytes: bytes)
+            let storePartition = rule.partition == nil ? nil : key.partition
             _ = try store.put(bytes, description: DictionaryDescription(
                 pattern: pattern, matchDestinations: rule.matchDest, id: DictionaryID(idText), rule: rule.name,
                 sourcePath: group.groupPath(key.group), maxAge: settings.lifetimeSeconds,
-                partition: rule.partition == nil ? nil : key.partition), now: now)
+                partition: storePartition), now: now)
             library.insert(dictionary, candidate: DictionaryCandidate(hash: dictionary.hash, pattern: pattern,
-                                                                       matchDestinations: rule.matchDest))
+                                                                       matchDestinations: rule.matchDest),
+                           partition: storePartition)
             index.publish(HistoryDictionaryIndex.Member(
                 key: key, hash: dictionary.hash, pattern: pattern, id: idText,
                 expires: now.addingTimeInterval(Double(settings.lifetimeSeconds))), keep: settings.keep, now: now)

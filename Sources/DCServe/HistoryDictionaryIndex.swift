@@ -127,8 +127,8 @@ public final class HistoryDictionaryIndex: Sendable {
     /// last. Records that cannot be placed are still `known` (refused, never looked up by hash alone).
     func load(from store: any DictionaryStore, rules: [String: (keep: Int, group: HistoryGroupPattern)], now: Date) {
         var records: [(DictionaryHash, DictionaryMetadata)] = []
-        for hash in store.hashes {
-            guard let m = store.metadata(hash), let rule = m.rule, rules[rule] != nil else { continue }
+        for m in store.records {  // every partition's
+            guard let rule = m.rule, rules[rule] != nil, let hash = DictionaryHash(hex: m.hash) else { continue }
             records.append((hash, m))
         }
         records.sort { $0.1.firstServed < $1.1.firstServed }

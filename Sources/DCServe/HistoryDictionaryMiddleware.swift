@@ -78,7 +78,8 @@ public struct HistoryDictionaryMiddleware: HTTPMiddleware {
             return history.partition(of: request.head.headerFields, rule: rule) == m.key.partition
         }
         guard let member = found, let rule = history.rules.rules.first(where: { $0.name == member.key.rule }),
-              let dictionary = history.library.lookup(hash)?.dictionary else {
+              let dictionary = history.library.lookup(hash, partition: rule.partition == nil ? nil : member.key.partition)?
+                  .dictionary else {
             if let rule = members.first?.key.rule { history.metrics.refused(rule: rule) }
             return Self.notFound
         }

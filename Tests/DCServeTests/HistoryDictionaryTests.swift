@@ -125,17 +125,19 @@ import Testing
         builder.collect(Self.body(2), groupValue: "42", partition: "p1")
         builder.waitForBuilds()
         let first = try #require(history.index.current(key, now: Date()))
-        let stored = try #require(store.get(first.hash))
+        #expect(store.get(first.hash) == nil, "a partitioned dictionary is never found by hash alone")
+        let stored = try #require(store.get(first.hash, partition: "p1"))
         #expect(stored.bytes == Self.body(1) + Self.body(2), "newest content last")
         #expect(stored.metadata.match == "/api/chats/42/*" && stored.metadata.id == "chat:42")
         #expect(stored.metadata.partition == "p1" && stored.metadata.rule == "chats" && stored.metadata.maxAge == 3600)
-        #expect(history.library.lookup(first.hash) != nil)
+        #expect(history.library.lookup(first.hash, partition: "p1") != nil)
+        #expect(history.library.lookup(first.hash, partition: "p2") == nil)
         // More content: a new dictionary of at most maxBytes, the old one still accepted.
         for i in 3...6 { builder.collect(Self.body(i), groupValue: "42", partition: "p1") }
         builder.waitForBuilds()
         let second = try #require(history.index.current(key, now: Date()))
         #expect(second.hash != first.hash)
-        #expect(try #require(store.get(second.hash)).bytes.count <= 256)
+        #expect(try #require(store.get(second.hash, partition: "p1")).bytes.count <= 256)
         for hash in [first.hash, second.hash] {
             #expect(history.index.verdict(hash, partition: "p1", path: "/api/chats/42/m", now: Date()) != .refused)
             #expect(history.index.verdict(hash, partition: "p2", path: "/api/chats/42/m", now: Date()) == .refused)

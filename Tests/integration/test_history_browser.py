@@ -61,6 +61,7 @@ def test_chromium_registers_a_linked_history_dictionary_and_decodes_dcz(dcserve_
         # scope, so Chromium fetches it naming the one it holds and gets it as a dcz delta.
         converse_until_link(server.port, "1", "alice", "bob", previous=linked_hex)
         page2 = "/api/chats/1/messages?since=1"
+        browser.events.clear()  # navigate() waits for a load event: not the first page's
         browser.navigate(f"http://localhost:{server.port}{page2}")
         new_hex = browser.received_headers(page2)[-1]["link"].split("/.dcserve-dictionary/")[1][:64]
         assert new_hex != linked_hex
