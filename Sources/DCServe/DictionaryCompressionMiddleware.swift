@@ -71,8 +71,10 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     let live: LiveVersionIndex
     /// Key of partition ids (``PartitionID``); empty when no rule is private.
     let partitionSecret: [UInt8]
+    /// History dictionaries (issue #16), looked up by (partition, hash, path) before anything else.
+    let history: HistoryDictionaries?
     /// Writes live versions to the store off the request path (the store fsyncs each write).
-    private let storeQueue = DispatchQueue(label: "dcserve.live-store", qos: .utility)
+    let liveWrites = LiveStoreWriter()
     /// Add `DCServe-Decision` to every response (`server.decisionHeader`).
     let decisionHeader: Bool
     static let decisionFieldName = HTTPField.Name(ResponseDecision.fieldName)!
@@ -80,8 +82,10 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     public init(rules: DictionaryRuleSet, settings: DCServeConfiguration.Compression, store: any DictionaryStore,
                 library: DictionaryLibrary, variants: VariantCache, resources: ResourceCache,
                 background: BackgroundEncoder<VariantKey>, observer: any CompressionObserver = NoCompressionObserver(),
-                logger: Logger, live: LiveVersionIndex? = nil, partitionSecret: [UInt8] = [], decisionHeader: Bool = false) {
+                logger: Logger, live: LiveVersionIndex? = nil, partitionSecret: [UInt8] = [], decisionHeader: Bool = false,
+                history: HistoryDictionaries? = nil) {
         self.decisionHeader = decisionHeader
+        self.history = history
         self.live = live ?? LiveVersionIndex(limits: Dictionary(
             rules.rules.filter(\.isLive).map { ($0.name, $0.upstreamVersions) }, uniquingKeysWith: { a, _ in a }))
         self.partitionSecret = partitionSecret
@@ -130,7 +134,9 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// upstream's header, which is removed here so the client never sees it) and `Cache-Control:
     /// private` on the response. Otherwise the response unchanged and nil (the shared partition).
     func partitioned(_ request: HTTPServerRequest, _ response: HTTPServerResponse) -> (HTTPServerResponse, String?) {
-        guard let rule = rules.advertisingRule(for: request.pathWithoutQuery), rule.isLive else { return (response, nil) }
+        let path = request.pathWithoutQuery
+        let live = rules.advertisingRule(for: path).flatMap { $0.isLive ? $0 : nil }
+        guard let rule = live ?? rules.historyRule(for: path) else { return (response, nil) }
         guard let source = rule.partition else { return (response, "") }
         var out = response
         var id = PartitionID.fromRequest(request.head.headerFields, source: source, secret: partitionSecret)
@@ -276,7 +282,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         case .plain(.identity, let r):
             outcome = .plain("identity", reason(r))
         case .plain(let coding, let r):
-            if let (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: nil, effects: &effects) {
+            if let (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: nil, effects: &effects,
+                                                   refineLater: advertising?.isLive != true) {
                 apply(variant, coding: coding, dictionary: nil, to: &out)
                 timing = ServerTiming(coding: coding, level: variant.level, encodeTime: encodeTime)
                 outcome = .plain(coding.rawValue, reason(r))
@@ -285,14 +292,19 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                 outcome = .plain("identity", .encodingFailed)
             }
         case .dictionary(let coding, let hash):
-            if let dictionary = library.lookup(hash)?.dictionary,
-               let (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: dictionary, effects: &effects) {
+            if let found = dictionary(hash, partition: Self.storePartition(partition ?? "")),
+               let (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: found.dictionary, effects: &effects,
+                                                   refineLater: advertising?.isLive != true) {
                 apply(variant, coding: coding, dictionary: hash, to: &out)
                 timing = ServerTiming(coding: coding, level: variant.level, encodeTime: encodeTime)
-                store.recordServed(hash, at: Date())
+                store.recordServed(hash, partition: found.owner, at: Date())
                 effects.dictionaryUsed = hash
                 if let rule = advertising, rule.isLive { observer.live(rule: rule.name, .dictionaryHit) }
                 outcome = .delta(coding, hash)
+                if let history, case .allowed(_, let member) = history.index.verdict(hash, partition: partition ?? "", path: path,
+                                                                                    now: history.clock()) {
+                    history.recordUse(member, coding: coding, identity: resource.bytes.count, sent: variant.bytes.count)
+                }
             } else {
                 effects.isReplayable = false
                 outcome = .plain("identity", .encodingFailed)
@@ -478,7 +490,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     }
 
     /// Blocks until every live version queued for the store is written (shutdown).
-    public func drainLiveWrites() { storeQueue.sync {} }
+    public func drainLiveWrites() { liveWrites.drain() }
 
     /// Advertises a live response (a rule with `upstreamVersions` or `partition`): records it as the
     /// newest version of (rule, partition, path), makes it usable at once (``DictionaryLibrary/insert``)
@@ -493,25 +505,32 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         guard var value = advertisements.value(for: "\(rule.name)\u{0}\(path)", compute: { _ in try? advertisement.fieldValue() })
         else { return }
         if let ttl = rule.ttlSeconds { value += ", ttl=\(ttl)" }
-        live.add(resource.hash, at: LiveVersionIndex.SlotKey(rule: rule.name, partition: partition, path: String(path)))
+        let owner = rule.partition == nil ? nil : partition
+        live.add(resource.hash, at: LiveVersionIndex.SlotKey(rule: rule.name, partition: partition, path: String(path)),
+                 bytes: resource.bytes.count)
         observer.live(rule: rule.name, .response)
-        if !library.touch(resource.hash) {
+        if !library.touch(resource.hash, partition: owner) {
             library.insert(CompressionDictionary(bytes: resource.bytes),
-                           candidate: DictionaryCandidate(hash: resource.hash, pattern: rule.match, matchDestinations: rule.matchDest))
+                           candidate: DictionaryCandidate(hash: resource.hash, pattern: rule.match, matchDestinations: rule.matchDest),
+                           partition: owner)
         }
         let now = Date()
-        if !store.recordServed(resource.hash, at: now) {
+        if !store.recordServed(resource.hash, partition: owner, at: now) {
             let store = self.store, observer = self.observer, logger = self.logger, bytes = resource.bytes
             let description = DictionaryDescription(
                 pattern: rule.match, matchDestinations: rule.matchDest, id: advertisement.id, rule: rule.name,
-                sourcePath: String(path), maxAge: usable, partition: rule.partition == nil ? nil : partition)
-            storeQueue.async {
+                sourcePath: String(path), maxAge: usable, partition: owner)
+            let live = self.live, hash = resource.hash
+            liveWrites.submit(.init(partition: owner, hash: hash), bytes: bytes.count,
+                              stillRetained: { live.retains(hash, partition: partition) }) {
                 do {
                     let hash = try store.put(bytes, description: description, now: now)
                     observer.storedDictionary(hash, bytes: bytes.count)
+                    return true
                 } catch {
                     logger.error("cannot store live dictionary (later requests naming it get a plain coding)",
                                  metadata: ["path": "\(path)", "error": "\(error)"])
+                    return false
                 }
             }
         }
@@ -558,6 +577,20 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         return Negotiation.decide(request: request.head.headerFields, path: String(path), response: responseFields,
                                   bodySize: resource.bytes.count, policy: policy, knownSizes: sizes,
                                   availableDictionary: available) { hash in
+            // A history dictionary (issue #16) is found by (partition, hash, path) only: another
+            // partition or group, or an expired build, is answered exactly like an unknown hash.
+            if let history = self.history {
+                switch history.index.verdict(hash, partition: partition, path: path, now: history.clock()) {
+                case .notHistory: break
+                case .allowed(let candidate, _):
+                    effects.isReplayable = false
+                    return candidate
+                case .refused:
+                    effects.isReplayable = false
+                    if let rule = self.rules.historyRule(for: path) { history.metrics.refused(rule: rule.name) }
+                    return nil
+                }
+            }
             // A live version is found by (partition, hash) only: another partition's hash, or one past
             // the retention, is answered exactly like an unknown hash.
             let verdict = self.live.verdict(hash, partition: partition)
@@ -571,10 +604,22 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                 }
                 return nil
             }
-            let found = self.library.lookup(hash)?.candidate
+            let found = self.dictionary(hash, partition: Self.storePartition(partition))?.candidate
             if found == nil { effects.isReplayable = false }
             return found
         }
+    }
+
+    /// The store partition of a request's live partition ("" = shared → nil).
+    static func storePartition(_ partition: String) -> String? { partition.isEmpty ? nil : partition }
+
+    /// The dictionary `hash` as a request of store partition `partition` may use it: that partition's
+    /// own (found by (partition, hash)), else a shared one (shared bytes are nobody's secret); with the
+    /// partition owning it (nil = shared). Never another partition's.
+    func dictionary(_ hash: DictionaryHash, partition: String?)
+        -> (dictionary: CompressionDictionary, candidate: DictionaryCandidate, owner: String?)? {
+        if let partition, let own = library.lookup(hash, partition: partition) { return (own.dictionary, own.candidate, partition) }
+        return library.lookup(hash, partition: nil).map { ($0.dictionary, $0.candidate, nil) }
     }
 
     /// Reports the sizes of a dictionary-coded response together with what it would have weighed
@@ -630,11 +675,14 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         return out
     }
 
-    /// The encoded body from the cache, or encoded now at the fast level (then the best level is
-    /// queued in the background), with the time spent encoding in this request (nil for a cache hit).
-    /// nil when encoding failed (logged; identity is sent).
+    /// The encoded body from the cache, or encoded now at the fast level (then, when `refineLater`, the
+    /// best level is queued in the background), with the time spent encoding in this request (nil for a
+    /// cache hit). nil when encoding failed (logged; identity is sent). Live responses pass
+    /// `refineLater: false`: a version replaced within moments would pay a best-level encode (brotli 11,
+    /// zstd 19: tens of milliseconds for 50 KB) that hardly any request could use.
     func variant(of resource: ResourceCache.Entry, coding: ContentCoding,
-                 dictionary: CompressionDictionary?, effects: inout ResponseEffects) -> (CachedVariant, Duration?)? {
+                 dictionary: CompressionDictionary?, effects: inout ResponseEffects,
+                 refineLater: Bool = true) -> (CachedVariant, Duration?)? {
         let key = VariantKey(resource: resource.hash, dictionary: dictionary?.hash, coding: coding)
         if let cached = variants.bestEntry(for: key) {
             observer.variantCache(hit: true)
@@ -662,7 +710,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             return nil
         }
         let elapsed = ContinuousClock.now - start
-        if best != fast {
+        if best != fast && refineLater {
             let bytes = resource.bytes
             let variants = self.variants, observer = self.observer, logger = self.logger
             _ = background.submit(key) {

@@ -188,6 +188,10 @@ public struct DictionaryRule: Sendable, Equatable {
     public var ttlSeconds: Int?
     /// Per-user dictionaries: where the partition comes from. nil = one shared partition.
     public var partition: DictionaryPartitionSource?
+    /// History dictionaries (issue #16, `dictionaries.<rule>.history`): when set, responses are not
+    /// advertised one by one; instead a dictionary is built per (`:group` value of `match`, partition)
+    /// from recent bodies and offered out of band. See ``HistoryDictionarySettings``.
+    public var history: HistoryDictionarySettings?
 
     public init(name: String, match: String, resources: String? = nil, compress: [String]? = nil) {
         self.name = name
