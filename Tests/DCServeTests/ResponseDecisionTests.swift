@@ -2,6 +2,9 @@
 import DictionaryCodec
 import DictionaryTransport
 import Foundation
+import HTTPServer
+import HTTPTypes
+import Synchronization
 import Testing
 
 /// The `DCServe-Decision` value, the access-log note and the metric labels of every decision kind.
@@ -144,5 +147,58 @@ import Testing
         #expect((json["totals"] as! [String: Any])["saved"] as? Int == 360)
         let text = String(decoding: LiveViewSnapshot(store: store, activity: activity).json(), as: UTF8.self)
         #expect(!text.contains(partition))
+    }
+}
+
+/// The middleware's decision per response, through a real static site and store (MemoFixture):
+/// reported once per response (computed or memoised), in the access-log note, and in the field only
+/// when enabled, added after the memo so a memoised head never carries another request's decision.
+@Suite struct MiddlewareDecisionTests {
+    func respond(_ f: MemoFixture, _ path: String, _ fields: HTTPFields = [:], method: HTTPRequest.Method = .get) throws -> HTTPServerResponse {
+        let request = HTTPServerRequest(head: HTTPRequest(method: method, scheme: "http", authority: "localhost",
+                                                          path: path, headerFields: fields))
+        let box = Mutex<HTTPServerResponse?>(nil)
+        f.middleware.handle(request, next: f.files) { response in box.withLock { $0 = response } }
+        return try #require(box.withLock { $0 })
+    }
+
+    @Test func everyResponseReportsItsDecision() throws {
+        let f = try MemoFixture()
+        let v1 = try respond(f, "/static/app.v1.js")
+        #expect(v1.head.headerFields[HTTPField.Name(ResponseDecision.fieldName)!] == nil, "off by default")
+        #expect(v1.accessLogNote?.description == "decision=identity:no-dictionary-offered rule=bundle")
+        let offer: HTTPFields = [.acceptEncoding: "dcz", .availableDictionary: MemoFixture.available(MemoFixture.v1)]
+        let hex = SHA256.hash(MemoFixture.v1).hex.prefix(16)
+        _ = f.observer.take()
+        for _ in 0..<4 {  // computed, then from the memo: one report each, the same decision
+            let delta = try respond(f, "/static/app.v2.js", offer)
+            #expect(delta.head.headerFields[.contentEncoding] == "dcz")
+            #expect(delta.accessLogNote?.description == "decision=dcz@\(hex) rule=bundle")
+        }
+        let reports = f.observer.take().filter { $0.hasPrefix("responded") }
+        #expect(reports.count == 4)
+        #expect(reports.allSatisfy { $0.hasPrefix("responded GET /static/app.v2.js 200 delta=dcz dict=\(hex) saved=") })
+        _ = try respond(f, "/static/none.js")
+        _ = try respond(f, "/static/app.v2.js", method: .post)
+        #expect(f.observer.take().filter { $0.hasPrefix("responded") } == [
+            "responded GET /static/none.js 404 plain=identity reason=status",
+            "responded POST /static/app.v2.js 405 plain=identity reason=method rule=bundle",
+        ])
+    }
+
+    @Test func fieldIsAddedPerResponseNeverMemoised() throws {
+        let f = try MemoFixture(decisionHeader: true)
+        let name = HTTPField.Name(ResponseDecision.fieldName)!
+        _ = try respond(f, "/static/app.v1.js")
+        let offer: HTTPFields = [.acceptEncoding: "dcz, gzip", .availableDictionary: MemoFixture.available(MemoFixture.v1)]
+        let plain: HTTPFields = [.acceptEncoding: "gzip"]
+        for _ in 0..<3 {
+            let delta = try respond(f, "/static/app.v2.js", offer)
+            #expect(delta.head.headerFields[values: name].count == 1)
+            #expect(delta.head.headerFields[name]?.hasPrefix("delta=dcz dict=") == true)
+            let other = try respond(f, "/static/app.v2.js", plain)
+            #expect(other.head.headerFields[values: name] == ["plain=gzip reason=no-dictionary-offered rule=bundle"])
+        }
+        #expect(f.middleware.memo.count >= 1, "the responses above were memoised")
     }
 }

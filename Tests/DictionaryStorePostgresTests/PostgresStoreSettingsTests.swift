@@ -48,7 +48,9 @@ import Testing
     let t0 = Date(timeIntervalSince1970: 1_800_000_000)
     func hash(_ n: UInt8) -> DictionaryHash { SHA256.hash([n]) }
 
-    @Test func expiredFirstThenPerRuleThenBytesOldestFirst() {
+    /// #13 item 11's rule: the per-rule count cap removes only expired dictionaries; fresh ones go only
+    /// under the byte budget, least recently served first.
+    @Test func expiredFirstThenBytesLeastRecentlyServedFirst() {
         let records: [RetentionPlan.Record] = [
             .init(hash: hash(1), rule: "a", byteSize: 10, lastServed: t0, expires: t0.addingTimeInterval(10)),
             .init(hash: hash(2), rule: "a", byteSize: 10, lastServed: t0.addingTimeInterval(5), expires: nil),
@@ -60,8 +62,8 @@ import Testing
                                                                                       keepPastExpiry: 5),
                                               now: t0.addingTimeInterval(20))
         #expect(removals == [
-            DictionaryRemoval(hash: hash(1), reason: .expired), DictionaryRemoval(hash: hash(2), reason: .ruleCount),
-            DictionaryRemoval(hash: hash(5), reason: .totalBytes),
+            DictionaryRemoval(hash: hash(1), reason: .expired), DictionaryRemoval(hash: hash(5), reason: .totalBytes),
+            DictionaryRemoval(hash: hash(2), reason: .totalBytes),
         ])
     }
 

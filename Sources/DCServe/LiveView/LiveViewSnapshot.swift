@@ -49,17 +49,16 @@ public struct LiveViewSnapshot: Codable, Sendable {
     /// Sums over `buckets` (the plotted window), and responses/deltas over `requests`.
     public var totals: Totals
 
-    /// Dictionaries shown at most (most recently served first); records read at most.
+    /// Dictionaries shown at most (most recently served first).
     public static let maxDictionaries = 200
-    public static let maxRecordsRead = 5_000
 
     public init(store: any DictionaryStore, activity: LiveActivity, now: Date = Date()) {
         self.now = now.timeIntervalSince1970
-        let hashes = store.hashes
-        dictionaryCount = hashes.count
-        var records: [(DictionaryHash, DictionaryMetadata)] = []
-        for hash in hashes.prefix(Self.maxRecordsRead) {
-            if let m = store.metadata(hash) { records.append((hash, m)) }
+        // Every record of every partition (the stores keep them in memory; read on each poll, not per request).
+        let all = store.records
+        dictionaryCount = all.count
+        var records: [(DictionaryHash, DictionaryMetadata)] = all.compactMap { m in
+            DictionaryHash(hex: m.hash).map { ($0, m) }
         }
         records.sort { $0.1.lastServed > $1.1.lastServed }
         records = Array(records.prefix(Self.maxDictionaries))
