@@ -33,6 +33,9 @@ public final class HistoryDictionaryBuilder: Sendable {
     private struct Slot {
         var window: HistoryWindow
         var lastBuild: Date?
+        /// When this group's last dictionary was stored. The next one is stored at least a second
+        /// later: stores keep dates to the second, and a restart orders a group's dictionaries by it.
+        var lastStored: Date?
         var building = false
         var tick: UInt64 = 0
     }
@@ -112,7 +115,8 @@ public final class HistoryDictionaryBuilder: Sendable {
         guard !bytes.isEmpty else { return }
         let scoped = group.scopedMatch(key.group)
         let idText = "\(group.name):\(key.group)"
-        let now = clock()
+        let previous = state.withLock { $0.slots[key]?.lastStored }
+        let now = max(clock(), previous.map { $0.addingTimeInterval(1) } ?? .distantPast)
         do {
             let pattern = try URLPattern(scoped, base: nil)
             let dictionary = CompressionDictionary(bytes: bytes)
@@ -127,6 +131,7 @@ public final class HistoryDictionaryBuilder: Sendable {
             index.publish(HistoryDictionaryIndex.Member(
                 key: key, hash: dictionary.hash, pattern: pattern, id: idText,
                 expires: now.addingTimeInterval(Double(settings.lifetimeSeconds))), keep: settings.keep, now: now)
+            state.withLock { s in s.slots[key]?.lastStored = now }
             metrics.built(rule: rule.name)
             logger.debug("history dictionary built", metadata: [
                 "rule": "\(rule.name)", "group": "\(key.group)", "bytes": "\(bytes.count)", "hash": "\(dictionary.hash.hex)"])
