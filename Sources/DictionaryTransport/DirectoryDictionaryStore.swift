@@ -179,12 +179,7 @@ public final class DirectoryDictionaryStore: DictionaryStore {
             // Whole seconds are enough for `lastServed`: a busy dictionary is rewritten at most once a
             // second, not once per request.
             guard let i = state.index.index(forKey: hash) else { return false }
-            guard date.timeIntervalSince(state.index.values[i].lastServed) >= 1 else { return true }
-            state.index.values[i].lastServed = date
-            if let maxAge = state.index.values[i].maxAge {
-                state.index.values[i].expires = date.addingTimeInterval(TimeInterval(maxAge))
-            }
-            state.dirty.insert(hash)
+            if state.index.values[i].noteServed(at: date) { state.dirty.insert(hash) }  // in place: no record copy
             return true
         }
     }
