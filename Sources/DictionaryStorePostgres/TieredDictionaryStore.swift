@@ -136,9 +136,8 @@ public final class TieredDictionaryStore: DictionaryStore {
             rule: record.rule, sourcePath: record.sourcePath, maxAge: record.maxAge)
         // Off the request path: the durable write (fsync) costs milliseconds, and the caller keeps
         // the verified bytes it got (DictionaryLibrary holds them prepared). On the store's own serial
-        // queue, not a global one: a write waiting for the disk must not hold one of the few global
-        // pool threads that large responses are computed on (measured: the next 1 MB delta took
-        // 40-90 ms instead of 5 on a busy machine).
+        // queue, not a global one: a write waiting for the disk should not hold one of the few global
+        // pool threads that large responses are computed on.
         let local = self.local, logger = self.logger
         cacheWriter.async {
             do { try local.put(stored.bytes, description: description, now: record.lastServed) } catch {

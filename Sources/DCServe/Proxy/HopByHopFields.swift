@@ -53,8 +53,8 @@ public enum HopByHopFields {
         var listed = Set<HTTPField.Name>()
         for field in fields where field.name == .connection {
             for member in field.value.utf8.split(separator: UInt8(ascii: ",")) {
-                guard let token = Substring(member)?.trimmingOWS(), !token.isEmpty,
-                      let name = HTTPField.Name(String(token)), !isHopByHop(name) else { continue }
+                let token = Substring(member).trimmingOWS()
+                guard !token.isEmpty, let name = HTTPField.Name(String(token)), !isHopByHop(name) else { continue }
                 listed.insert(name)
             }
         }
