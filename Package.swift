@@ -123,10 +123,21 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
+        // The RFC 9842 client conformance lab (issue #18 items 3–4): scenarios, plan, grading, pages.
+        .target(
+            name: "DCServeLab",
+            dependencies: [
+                "HTTPServer",
+                "DictionaryCodec",
+                "DictionaryTransport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
         .executableTarget(
             name: "dcserve",
             dependencies: [
                 "DCServe",
+                "DCServeLab",
                 "HTTPServer",
                 "DictionaryCodec",
                 "DictionaryTransport",
@@ -160,6 +171,9 @@ let package = Package(
             "DCServe", "HTTPClient", "HTTPCore", .product(name: "PropertyBased", package: "swift-property-based"),
         ]),
         .testTarget(name: "DictionaryStorePostgresTests", dependencies: ["DictionaryStorePostgres"]),
+        .testTarget(name: "DCServeLabTests", dependencies: [
+            "DCServeLab", "DictionaryCodec", "HTTPServer", .product(name: "PropertyBased", package: "swift-property-based"),
+        ]),
         .testTarget(name: "DictionaryClientTests", dependencies: ["DictionaryClient", "DictionaryCodec", "DictionaryTransport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -15,8 +15,11 @@ public protocol CompressionObserver: Sendable {
     /// One event of a live rule (issue #14): a response, a dictionary hit, or a refused version.
     func live(rule: String, _ event: LiveEvent)
     /// Sizes for one compressible response: its identity body, what the best non-dictionary coding
-    /// the client accepts would have sent, and what was sent.
-    func sizes(identity: Int, bestPlain: Int, sent: Int)
+    /// the client accepts would have sent, and what was sent; `rule`: the rule covering the path.
+    /// For a delta whose plain alternative is not cached yet this comes later, off the request path.
+    func sizes(rule: String?, identity: Int, bestPlain: Int, sent: Int)
+    /// Every response the middleware answered (memo hits and pass-throughs included), with its decision.
+    func responded(_ record: ResponseRecord)
 }
 
 /// Reports nothing.
@@ -26,11 +29,29 @@ public struct NoCompressionObserver: CompressionObserver {
     public func variantCache(hit: Bool) {}
     public func encoded(coding: ContentCoding, level: Int, duration: Duration) {}
     public func storedDictionary(_ hash: DictionaryHash, bytes: Int) {}
-    public func sizes(identity: Int, bestPlain: Int, sent: Int) {}
+    public func sizes(rule: String?, identity: Int, bestPlain: Int, sent: Int) {}
 }
 
 extension CompressionObserver {
     public func live(rule: String, _ event: LiveEvent) {}
+    public func responded(_ record: ResponseRecord) {}
+}
+
+/// Reports to each of `observers` in order (metrics and the live view). Thread-safe if they are.
+public struct CompressionObservers: CompressionObserver {
+    public let observers: [any CompressionObserver]
+    public init(_ observers: [any CompressionObserver]) { self.observers = observers }
+    public func decided(_ decision: EncodingDecision, path: Substring) { for o in observers { o.decided(decision, path: path) } }
+    public func variantCache(hit: Bool) { for o in observers { o.variantCache(hit: hit) } }
+    public func encoded(coding: ContentCoding, level: Int, duration: Duration) {
+        for o in observers { o.encoded(coding: coding, level: level, duration: duration) }
+    }
+    public func storedDictionary(_ hash: DictionaryHash, bytes: Int) { for o in observers { o.storedDictionary(hash, bytes: bytes) } }
+    public func live(rule: String, _ event: LiveEvent) { for o in observers { o.live(rule: rule, event) } }
+    public func sizes(rule: String?, identity: Int, bestPlain: Int, sent: Int) {
+        for o in observers { o.sizes(rule: rule, identity: identity, bestPlain: bestPlain, sent: sent) }
+    }
+    public func responded(_ record: ResponseRecord) { for o in observers { o.responded(record) } }
 }
 
 /// What happened on a live rule's path.

@@ -36,7 +36,11 @@ public final class DCServeApplication: @unchecked Sendable {
     public let staticFiles: StaticFileHandler?
     /// The router, when `configuration.routes` is not empty.
     public let router: RouteHandler?
+    /// History dictionaries (issue #16), when a rule has `history`.
+    public let history: HistoryDictionaries?
     public let metrics: DCServeMetrics
+    /// Recent responses, dictionary hits and bytes per 10 s, for the admin listener's live view.
+    public let activity = LiveActivity()
     /// Readiness of this application; whoever runs the listeners sets `listenersOpen`.
     public let readiness: Readiness
     let logger: Logger
@@ -72,7 +76,7 @@ public final class DCServeApplication: @unchecked Sendable {
         (store, sharedStore) = try DictionaryStoreAssembly.make(c.store)
         library = DictionaryLibrary(store: store)
         if let tiered = store as? TieredDictionaryStore {
-            tiered.onRemoval { [library] hash in library.forget(hash) }
+            tiered.onRemoval { [library] hash, _ in library.forget(hash) }
         }
         readiness = Readiness(storePath: c.store.path, degradation: DictionaryStoreAssembly.degradation(of: sharedStore))
         let health = HealthMiddleware(livenessPath: c.health.livenessPath, readinessPath: c.health.readinessPath,
@@ -81,18 +85,27 @@ public final class DCServeApplication: @unchecked Sendable {
         background = BackgroundEncoder(maxConcurrent: 1)
         let rules = try DictionaryRuleSet(rules: c.rules, outOfBand: c.outOfBand)
         let outOfBand = try OutOfBandDictionaryMiddleware(c.outOfBand, store: store)
-        let liveIndex = try Self.liveIndex(rules: rules, store: store)
+        let liveIndex = try Self.liveIndex(rules: rules, store: store, maxBytes: c.store.maxBytes)
+        if let tiered = store as? TieredDictionaryStore, !liveIndex.limits.isEmpty {
+            // Versions other instances store become this one's too (same retention, same budget).
+            tiered.onStored { [liveIndex] record in liveIndex.learn(record) }
+        }
         var partitionSecret: [UInt8] = []
         if c.rules.contains(where: { $0.partition != nil }) {
             partitionSecret = try PartitionSecret.load(configured: c.partitionSecret, storeDirectory: c.store.path)
         }
+        let history = HistoryDictionaries(rules: rules, store: store, library: library, partitionSecret: partitionSecret,
+                                          logger: logger)
+        self.history = history
         let compression = DictionaryCompressionMiddleware(
             rules: rules, settings: c.compression, store: store, library: library, variants: variants,
             resources: ResourceCache(budget: max(c.compression.variantCacheBytes / 2, 1 << 20)),
-            background: background, observer: metrics, logger: logger,
-            live: liveIndex, partitionSecret: partitionSecret)
+            background: background, observer: CompressionObservers([metrics, activity]), logger: logger,
+            live: liveIndex, partitionSecret: partitionSecret, decisionHeader: c.server.decisionHeader, history: history)
         let inner: any HTTPHandler = router ?? staticFiles!  // no routes → servesSite
-        handler = inner.wrapped(in: [MetricsMiddleware(metrics: metrics), health, compression, outOfBand])
+        var middlewares: [any HTTPMiddleware] = [MetricsMiddleware(metrics: metrics), health, compression, outOfBand]
+        if let history { middlewares.append(HistoryDictionaryMiddleware(history: history)) }
+        handler = inner.wrapped(in: middlewares)
         compressionMiddleware = compression
 
         let timer = DispatchSource.makeTimerSource(queue: housekeepingQueue)
@@ -175,6 +188,7 @@ public final class DCServeApplication: @unchecked Sendable {
         backgroundWork.wait()
         background.close()
         compressionMiddleware.drainLiveWrites()
+        history?.waitForBuilds()
         housekeeping.cancel()
         let store = self.store, library = self.library, logger = self.logger
         housekeepingQueue.sync { Self.housekeep(store: store, library: library, logger: logger) }
@@ -193,9 +207,11 @@ final class StopFlag: Sendable {
 
 extension DCServeApplication {
     /// The live-version index of the rules with `upstreamVersions`/`partition`, rebuilt from the store.
-    static func liveIndex(rules: DictionaryRuleSet, store: any DictionaryStore) throws -> LiveVersionIndex {
+    /// `maxBytes`: the global byte budget of live versions (the store's, `store.maxBytes`).
+    static func liveIndex(rules: DictionaryRuleSet, store: any DictionaryStore, maxBytes: Int? = nil) throws -> LiveVersionIndex {
         let index = LiveVersionIndex(limits: Dictionary(
-            rules.rules.filter(\.isLive).map { ($0.name, $0.upstreamVersions) }, uniquingKeysWith: { a, _ in a }))
+            rules.rules.filter(\.isLive).map { ($0.name, $0.upstreamVersions) }, uniquingKeysWith: { a, _ in a }),
+            maxBytes: maxBytes)
         if !index.limits.isEmpty { index.load(from: store) }
         return index
     }

@@ -53,7 +53,8 @@ public final class DCServeServer: Sendable {
             var adminConfiguration = ServerConfiguration()
             adminConfiguration.listenAddresses = [(host: configuration.admin.host, port: UInt16(configuration.admin.port))]
             adminConfiguration.maxConnections = 64
-            let handler = AdminHandler(registry: registry, metricsPath: configuration.admin.metricsPath) {
+            let handler = AdminHandler(registry: registry, metricsPath: configuration.admin.metricsPath,
+                                       liveView: .init(store: app.store, activity: app.activity)) {
                 app.refreshGauges(openConnections: main.connectionCount)
                 if let tls = main.tlsHandshakes {
                     app.metrics.tlsHandshakes(completed: tls.completed, resumed: tls.resumed, failed: tls.failed)

@@ -71,13 +71,21 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     let live: LiveVersionIndex
     /// Key of partition ids (``PartitionID``); empty when no rule is private.
     let partitionSecret: [UInt8]
+    /// History dictionaries (issue #16), looked up by (partition, hash, path) before anything else.
+    let history: HistoryDictionaries?
     /// Writes live versions to the store off the request path (the store fsyncs each write).
-    private let storeQueue = DispatchQueue(label: "dcserve.live-store", qos: .utility)
+    let liveWrites = LiveStoreWriter()
+    /// Add `DCServe-Decision` to every response (`server.decisionHeader`).
+    let decisionHeader: Bool
+    static let decisionFieldName = HTTPField.Name(ResponseDecision.fieldName)!
 
     public init(rules: DictionaryRuleSet, settings: DCServeConfiguration.Compression, store: any DictionaryStore,
                 library: DictionaryLibrary, variants: VariantCache, resources: ResourceCache,
                 background: BackgroundEncoder<VariantKey>, observer: any CompressionObserver = NoCompressionObserver(),
-                logger: Logger, live: LiveVersionIndex? = nil, partitionSecret: [UInt8] = []) {
+                logger: Logger, live: LiveVersionIndex? = nil, partitionSecret: [UInt8] = [], decisionHeader: Bool = false,
+                history: HistoryDictionaries? = nil) {
+        self.decisionHeader = decisionHeader
+        self.history = history
         self.live = live ?? LiveVersionIndex(limits: Dictionary(
             rules.rules.filter(\.isLive).map { ($0.name, $0.upstreamVersions) }, uniquingKeysWith: { a, _ in a }))
         self.partitionSecret = partitionSecret
@@ -98,10 +106,16 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         let method = request.head.method
         guard method == .get || method == .head else {
             // Still strip a private rule's upstream partition header (and mark the response private).
-            return next.handle(request) { response in respond(self.partitioned(request, response).0) }
+            return next.handle(request) { response in
+                let out = self.partitioned(request, response).0
+                respond(self.finish(request, out, self.passedDecision(request, out, .method)))
+            }
         }
         if request.head.headerFields[.range] != nil {
-            next.handle(request) { response in respond(self.identityForRange(request, self.partitioned(request, response).0)) }
+            next.handle(request) { response in
+                let out = self.identityForRange(request, self.partitioned(request, response).0)
+                respond(self.finish(request, out, self.passedDecision(request, out, .range)))
+            }
             return
         }
         let conditions = ConditionalRequest(request.head.headerFields)
@@ -120,7 +134,9 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// upstream's header, which is removed here so the client never sees it) and `Cache-Control:
     /// private` on the response. Otherwise the response unchanged and nil (the shared partition).
     func partitioned(_ request: HTTPServerRequest, _ response: HTTPServerResponse) -> (HTTPServerResponse, String?) {
-        guard let rule = rules.advertisingRule(for: request.pathWithoutQuery), rule.isLive else { return (response, nil) }
+        let path = request.pathWithoutQuery
+        let live = rules.advertisingRule(for: path).flatMap { $0.isLive ? $0 : nil }
+        guard let rule = live ?? rules.historyRule(for: path) else { return (response, nil) }
         guard let source = rule.partition else { return (response, "") }
         var out = response
         var id = PartitionID.fromRequest(request.head.headerFields, source: source, secret: partitionSecret)
@@ -160,7 +176,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         if let hit = memo.lookup(key, inner: response, generations: generations),
            hit.effects.replay(path: request.pathWithoutQuery, observer: observer, store: store,
                               variants: variants, library: library) {
-            return respond(conditions.evaluate(HTTPServerResponse(prepared: hit.prepared, body: hit.body ?? response.body)))
+            let out = conditions.evaluate(HTTPServerResponse(prepared: hit.prepared, body: hit.body ?? response.body))
+            return respond(finish(request, out, hit.effects.response ?? passedDecision(request, out, .notOK)))
         }
         compute(request, response, conditions, memo: (key, generations), respond: respond)
     }
@@ -181,7 +198,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                     inner: .init(head: response.head, bodyLength: length), head: out.head, body: body, effects: effects,
                     variantsGeneration: memoSlot.generations.variants, libraryGeneration: memoSlot.generations.library))
             }
-            respond(conditional ? conditions.evaluate(out) : out)
+            let decision = effects.response ?? self.passedDecision(request, out, .notOK)
+            respond(self.finish(request, conditional ? conditions.evaluate(out) : out, decision))
         }
         // Off the loop only for real work: a response passed through untouched (e.g. a proxied body
         // no rule covers, for a client that accepts no coding) is answered here, without a thread hop.
@@ -201,24 +219,28 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                  effects: inout ResponseEffects, partition: String? = nil) -> (HTTPServerResponse, conditional: Bool) {
         if case .stream(let body) = response.body, let encoded = streamingEncoded(request, response, body) {
             effects.isReplayable = false
+            effects.response = passedDecision(request, encoded, .streamed)
             return (encoded, false)
         }
         let triage = triage(request, response)
         let advertising: DictionaryRuleSet.Rule?, scope: DictionaryScope?, compressible: Bool, path: Substring
         switch triage {
-        case .passThrough(let out, let conditional, let replayable):
+        case .passThrough(let out, let conditional, let replayable, let reason):
             if !replayable { effects.isReplayable = false }
+            effects.response = passedDecision(request, out, reason)
             return (out, conditional)
         case .work(let a, let s, let c, let p):
             (advertising, scope, compressible, path) = (a, s, c, p)
         }
         guard let resource = identity(of: response, path: path) else {
             effects.isReplayable = false
+            effects.response = passedDecision(request, response, .unreadable)
             return (response, false)
         }
 
+        // The body stays the inner handler's (a file is sent with sendfile, a buffered array as it is):
+        // only a variant replaces it, with the variant cache's shared array (#13 item 2).
         var out = response
-        out.body = .bytes(resource.bytes)
         if let rule = advertising {
             if rule.isLive {
                 // A private response (credentials, Set-Cookie, Cache-Control: private) becomes a shared
@@ -228,7 +250,12 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                     advertiseLive(resource, rule: rule, path: path, partition: partition ?? "", fields: &out.head.headerFields)
                 }
                 effects.isReplayable = false
-            } else {
+            } else if response.isContentAddressed || rule.allowPrivate
+                        || CompressionEligibility.privacyConcern(request: request.head.headerFields, response: response.head.headerFields) == nil {
+                // Same rule for a shared (non-live) rule over proxied responses: a per-user response
+                // (credentials, Set-Cookie, Cache-Control: private) is not made a shared dictionary with
+                // a public Cache-Control unless the rule allows private responses. Content-addressed
+                // responses (static files) do not depend on who asks.
                 advertise(resource, rule: rule, path: path, fields: &out.head.headerFields, effects: &effects)
             }
         }
@@ -237,41 +264,70 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                                  effects: &effects, partition: partition ?? "")
         observer.decided(decision, path: path)
         effects.decision = decision
+        let ruleName = advertising?.name ?? (scope != nil ? rules.compressingRuleName(for: path) : nil)
+        /// The typed reason for a plain coding chosen by negotiation, refined with what only the
+        /// middleware knows (no rule covers the path; the live index refused the named hash).
+        func reason(_ r: EncodingDecision.PlainReason) -> DecisionReason {
+            if scope == nil, [.noDictionaryOffered, .dictionaryCodingsDisabled, .dictionaryCodingNotAccepted].contains(r) {
+                return .noRule
+            }
+            if r == .unknownHash, let refusal = effects.liveRefusal { return refusal }
+            return DecisionReason(r)
+        }
+        var outcome: ResponseDecision.Outcome
         var timing: ServerTiming?
         switch decision {
         case .notAcceptable:
+            effects.response = ResponseDecision(.notAcceptable, rule: ruleName, identityBytes: resource.count)
             return (.text(.notAcceptable, "406 Not Acceptable: no content coding the client accepts can be produced"), true)
-        case .plain(.identity, _):
-            break
-        case .plain(let coding, _):
-            if let (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: nil, effects: &effects) {
+        case .plain(.identity, let r):
+            outcome = .plain("identity", reason(r))
+        case .plain(let coding, let r):
+            if let (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: nil, effects: &effects,
+                                                   refineLater: advertising?.isLive != true) {
                 apply(variant, coding: coding, dictionary: nil, to: &out)
                 timing = ServerTiming(coding: coding, level: variant.level, encodeTime: encodeTime)
+                outcome = .plain(coding.rawValue, reason(r))
             } else {
                 effects.isReplayable = false
+                outcome = .plain("identity", .encodingFailed)
             }
         case .dictionary(let coding, let hash):
-            if let dictionary = library.lookup(hash)?.dictionary,
-               let (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: dictionary, effects: &effects) {
+            if let found = dictionary(hash, partition: Self.storePartition(partition ?? "")),
+               let (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: found.dictionary, effects: &effects,
+                                                   refineLater: advertising?.isLive != true) {
                 apply(variant, coding: coding, dictionary: hash, to: &out)
                 timing = ServerTiming(coding: coding, level: variant.level, encodeTime: encodeTime)
-                store.recordServed(hash, at: Date())
+                store.recordServed(hash, partition: found.owner, at: Date())
                 effects.dictionaryUsed = hash
                 if let rule = advertising, rule.isLive { observer.live(rule: rule.name, .dictionaryHit) }
+                outcome = .delta(coding, hash)
+                if let history, case .allowed(_, let member) = history.index.verdict(hash, partition: partition ?? "", path: path,
+                                                                                    now: history.clock()) {
+                    history.recordUse(member, coding: coding, identity: resource.count, sent: variant.bytes.count)
+                }
             } else {
                 effects.isReplayable = false
+                outcome = .plain("identity", .encodingFailed)
             }
+        }
+        let sent = out.body.knownLength.map(Int.init) ?? resource.count
+        var made = ResponseDecision(outcome, rule: ruleName, identityBytes: resource.count,
+                                    bestPlainBytes: sent, bestPlainCoding: out.head.headerFields[.contentEncoding] ?? "identity",
+                                    sentBytes: sent)
+        if case .delta = outcome {
+            (made.bestPlainBytes, made.bestPlainCoding) = (nil, nil)
         }
         if compressible {
-            let sent = out.body.knownLength.map(Int.init) ?? resource.bytes.count
-            if out.head.headerFields[.contentEncoding].flatMap(ContentCoding.init(token:))?.usesDictionary == true {
-                reportWithPlainAlternative(request, response.head.headerFields, resource: resource, path: path, sent: sent,
-                                           effects: &effects)
+            if case .delta = outcome {
+                (made.bestPlainBytes, made.bestPlainCoding) = reportWithPlainAlternative(
+                    request, response.head.headerFields, resource: resource, path: path, sent: sent, rule: ruleName, effects: &effects)
             } else {
-                observer.sizes(identity: resource.bytes.count, bestPlain: sent, sent: sent)
-                effects.sizes = (resource.bytes.count, sent, sent)
+                observer.sizes(rule: ruleName, identity: resource.count, bestPlain: sent, sent: sent)
+                effects.sizes = (resource.count, sent, sent)
             }
         }
+        effects.response = made
         if settings.serverTiming, let timing {
             out.head.headerFields.append(HTTPField(name: ServerTiming.fieldName, value: timing.fieldValue))
         }
@@ -282,41 +338,46 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// What `process` does with a non-stream response, decided without reading its body: pass it
     /// (nearly) as it is, or read, hash and negotiate it (`work`, with what was looked up).
     enum Triage {
-        case passThrough(HTTPServerResponse, conditional: Bool, replayable: Bool)
+        case passThrough(HTTPServerResponse, conditional: Bool, replayable: Bool, reason: DecisionReason)
         case work(advertising: DictionaryRuleSet.Rule?, scope: DictionaryScope?, compressible: Bool, path: Substring)
     }
 
     /// The cheap part of `process` (no body read): status, size, HEAD of a proxied resource,
     /// no-transform, nothing to advertise or compress, an identity-only client.
     func triage(_ request: HTTPServerRequest, _ response: HTTPServerResponse) -> Triage {
-        guard response.head.status == .ok, let length = response.body.knownLength,
-              length <= Self.maximumBodyBytes else {
-            return .passThrough(response, conditional: false, replayable: false)
+        guard response.head.status == .ok else { return .passThrough(response, conditional: false, replayable: false, reason: .notOK) }
+        guard let length = response.body.knownLength else {
+            return .passThrough(response, conditional: false, replayable: false, reason: .streamed)
+        }
+        guard length <= Self.maximumBodyBytes else {
+            return .passThrough(response, conditional: false, replayable: false, reason: .tooLarge)
         }
         if request.head.method == .head && !response.isContentAddressed {
             // A proxied HEAD has no body to store, hash or measure: its head passes as the upstream sent it.
-            return .passThrough(response, conditional: false, replayable: false)
+            return .passThrough(response, conditional: false, replayable: false, reason: .head)
         }
         if ProxyResponseHeaders.forbidsTransform(response.head.headerFields) {
             // Cache-Control: no-transform (RFC 9110 §7.7): no recoding, no dictionary, no storing.
-            return .passThrough(response, conditional: true, replayable: true)
+            return .passThrough(response, conditional: true, replayable: true, reason: .noTransform)
         }
         let path = request.pathWithoutQuery
         let advertising = rules.advertisingRule(for: path)
         let scope = rules.dictionaryScope(for: path)
         let fields = response.head.headerFields
         let alreadyEncoded = fields[.contentEncoding].map { $0.lowercased() != "identity" } ?? false
-        let compressible = !alreadyEncoded && Int(length) >= settings.minimumBytes
-            && !precompressedTypes.value(for: fields[.contentType] ?? "") { CompressionEligibility.isPrecompressed(contentType: $0) }
+        let tooSmall = Int(length) < settings.minimumBytes
+        let precompressed = precompressedTypes.value(for: fields[.contentType] ?? "") { CompressionEligibility.isPrecompressed(contentType: $0) }
+        let compressible = !alreadyEncoded && !tooSmall && !precompressed
         guard advertising != nil || compressible else {
-            return .passThrough(response, conditional: true, replayable: true)
+            let reason: DecisionReason = alreadyEncoded ? .upstreamEncoded : tooSmall ? .bodyTooSmall : .precompressedMediaType
+            return .passThrough(response, conditional: true, replayable: true, reason: reason)
         }
         if advertising == nil, !AcceptEncoding(request.head.headerFields).acceptsAny(of: settings.preference) {
             // Identity-only client and nothing to advertise: the inner response as it is (no read, no
             // hash), with the Vary every variant of a compressible resource carries.
             var out = response
             addVary(to: &out.head.headerFields, scope: scope)
-            return .passThrough(out, conditional: true, replayable: true)
+            return .passThrough(out, conditional: true, replayable: true, reason: .identityOnlyClient)
         }
         return .work(advertising: advertising, scope: scope, compressible: compressible, path: path)
     }
@@ -363,18 +424,30 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         }
     }
 
-    /// The identity bytes and hash of a response body, from the resource cache when the inner handler
-    /// gave an ETag and declared its responses content-addressed (the cache is keyed by path and ETag
-    /// only); nil when the body cannot be read (the response is then passed through).
-    func identity(of response: HTTPServerResponse, path: Substring) -> ResourceCache.Entry? {
+    /// The identity body's hash and length (and bytes when in memory), from the resource cache when
+    /// the inner handler gave an ETag and declared its responses content-addressed (the cache is keyed
+    /// by path and ETag only); nil when the body cannot be read (the response is then passed through).
+    /// A large file's bytes are not kept: only its digest is cached, and the returned body reads the
+    /// file again when an encode needs it.
+    func identity(of response: HTTPServerResponse, path: Substring) -> IdentityBody? {
         let etag = response.isContentAddressed ? response.head.headerFields[.eTag] : nil
-        if let etag, let hit = resources.entry(path: path, etag: etag) { return hit }
-        if let etag, case .file(let f) = response.body {
+        let file: FileBody? = if case .file(let f) = response.body { f } else { nil }
+        if let etag, let hit = resources.entry(path: path, etag: etag) {
+            if hit.bytes != nil || file != nil { return IdentityBody(hit, file: file) }
+            // A digest-only hit for a body given as bytes (same path and ETag: the same bytes).
+            if case .bytes(let b) = response.body, b.count == hit.count {
+                return IdentityBody(ResourceCache.Entry(bytes: b, hash: hit.hash), file: nil)
+            }
+        }
+        if let etag, let file {
             // Identical concurrent requests for one version share one read and hash (SingleFlight).
             do {
-                return try reads.run("\(path)\u{0}\(etag)", inputBytes: Int(f.range.count), cached: { resources.entry(path: path, etag: etag) }) {
-                    resources.insert(path: path, etag: etag, bytes: try f.readAll())
+                let entry = try reads.run("\(path)\u{0}\(etag)", inputBytes: Int(file.range.count), cached: {
+                    resources.entry(path: path, etag: etag)
+                }) {
+                    resources.insert(path: path, etag: etag, bytes: try file.readAll())
                 }.0
+                return IdentityBody(entry, file: file)
             } catch {
                 logger.warning("cannot read response body for compression", metadata: ["path": "\(path)", "error": "\(error)"])
                 return nil
@@ -390,12 +463,12 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             }
         case .stream: return nil
         }
-        guard let etag else { return ResourceCache.Entry(bytes: bytes, hash: SHA256.hash(bytes)) }
-        return resources.insert(path: path, etag: etag, bytes: bytes)
+        guard let etag else { return IdentityBody(ResourceCache.Entry(bytes: bytes, hash: SHA256.hash(bytes)), file: nil) }
+        return IdentityBody(resources.insert(path: path, etag: etag, bytes: bytes), file: nil)
     }
 
     /// Adds `Use-As-Dictionary` and a fresh `Cache-Control`, and makes sure the store holds the bytes.
-    func advertise(_ resource: ResourceCache.Entry, rule: DictionaryRuleSet.Rule, path: Substring, fields: inout HTTPFields,
+    func advertise(_ resource: IdentityBody, rule: DictionaryRuleSet.Rule, path: Substring, fields: inout HTTPFields,
                    effects: inout ResponseEffects) {
         guard let lifetime = Self.lifetime(rule, upstream: fields[.cacheControl]) else { return }
         let (cacheControl, usable) = lifetime
@@ -410,10 +483,10 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         if !isNew && !store.recordServed(resource.hash, at: now) { isNew = true }
         if isNew {
             do {
-                _ = try store.put(resource.bytes, description: DictionaryDescription(
+                _ = try store.put(try resource.bytes(), description: DictionaryDescription(
                     pattern: rule.match, matchDestinations: rule.matchDest, id: advertisement.id,
                     rule: rule.name, sourcePath: String(path), maxAge: usable), now: now)
-                observer.storedDictionary(resource.hash, bytes: resource.bytes.count)
+                observer.storedDictionary(resource.hash, bytes: resource.count)
                 effects.isReplayable = false
             } catch {
                 // Not advertising a dictionary we could not store: the client could never use it.
@@ -430,14 +503,14 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     }
 
     /// Blocks until every live version queued for the store is written (shutdown).
-    public func drainLiveWrites() { storeQueue.sync {} }
+    public func drainLiveWrites() { liveWrites.drain() }
 
     /// Advertises a live response (a rule with `upstreamVersions` or `partition`): records it as the
     /// newest version of (rule, partition, path), makes it usable at once (``DictionaryLibrary/insert``)
     /// and writes it to the store on a background queue — a version lost before it is written only
     /// costs a later miss (the store verifies bytes on load). Not advertised when the lifetime policy
     /// gives no `Cache-Control` that lets clients use it.
-    func advertiseLive(_ resource: ResourceCache.Entry, rule: DictionaryRuleSet.Rule, path: Substring, partition: String,
+    func advertiseLive(_ resource: IdentityBody, rule: DictionaryRuleSet.Rule, path: Substring, partition: String,
                        fields: inout HTTPFields) {
         guard let lifetime = Self.lifetime(rule, upstream: fields[.cacheControl]) else { return }
         let (cacheControl, usable) = lifetime
@@ -445,25 +518,34 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         guard var value = advertisements.value(for: "\(rule.name)\u{0}\(path)", compute: { _ in try? advertisement.fieldValue() })
         else { return }
         if let ttl = rule.ttlSeconds { value += ", ttl=\(ttl)" }
-        live.add(resource.hash, at: LiveVersionIndex.SlotKey(rule: rule.name, partition: partition, path: String(path)))
+        // Live responses are proxied, buffered bodies: their bytes are held (no read here).
+        guard let bytes = try? resource.bytes() else { return }
+        let owner = rule.partition == nil ? nil : partition
+        live.add(resource.hash, at: LiveVersionIndex.SlotKey(rule: rule.name, partition: partition, path: String(path)),
+                 bytes: resource.count)
         observer.live(rule: rule.name, .response)
-        if !library.touch(resource.hash) {
-            library.insert(CompressionDictionary(bytes: resource.bytes),
-                           candidate: DictionaryCandidate(hash: resource.hash, pattern: rule.match, matchDestinations: rule.matchDest))
+        if !library.touch(resource.hash, partition: owner) {
+            library.insert(CompressionDictionary(bytes: bytes),
+                           candidate: DictionaryCandidate(hash: resource.hash, pattern: rule.match, matchDestinations: rule.matchDest),
+                           partition: owner)
         }
         let now = Date()
-        if !store.recordServed(resource.hash, at: now) {
-            let store = self.store, observer = self.observer, logger = self.logger, bytes = resource.bytes
+        if !store.recordServed(resource.hash, partition: owner, at: now) {
+            let store = self.store, observer = self.observer, logger = self.logger
             let description = DictionaryDescription(
                 pattern: rule.match, matchDestinations: rule.matchDest, id: advertisement.id, rule: rule.name,
-                sourcePath: String(path), maxAge: usable, partition: rule.partition == nil ? nil : partition)
-            storeQueue.async {
+                sourcePath: String(path), maxAge: usable, partition: owner)
+            let live = self.live, hash = resource.hash
+            liveWrites.submit(.init(partition: owner, hash: hash), bytes: bytes.count,
+                              stillRetained: { live.retains(hash, partition: partition) }) {
                 do {
                     let hash = try store.put(bytes, description: description, now: now)
                     observer.storedDictionary(hash, bytes: bytes.count)
+                    return true
                 } catch {
                     logger.error("cannot store live dictionary (later requests naming it get a plain coding)",
                                  metadata: ["path": "\(path)", "error": "\(error)"])
+                    return false
                 }
             }
         }
@@ -487,7 +569,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     }
 
     /// A failed dictionary lookup makes `effects` not replayable (the store may learn the hash later).
-    func negotiate(_ request: HTTPServerRequest, _ responseFields: HTTPFields, resource: ResourceCache.Entry,
+    func negotiate(_ request: HTTPServerRequest, _ responseFields: HTTPFields, resource: IdentityBody,
                    path: Substring, scope: DictionaryScope?, effects: inout ResponseEffects, partition: String = "") -> EncodingDecision {
         var codings = Set(settings.preference)
         if scope == nil { codings.subtract([.dcb, .dcz]) }
@@ -508,8 +590,22 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             }
         }
         return Negotiation.decide(request: request.head.headerFields, path: String(path), response: responseFields,
-                                  bodySize: resource.bytes.count, policy: policy, knownSizes: sizes,
+                                  bodySize: resource.count, policy: policy, knownSizes: sizes,
                                   availableDictionary: available) { hash in
+            // A history dictionary (issue #16) is found by (partition, hash, path) only: another
+            // partition or group, or an expired build, is answered exactly like an unknown hash.
+            if let history = self.history {
+                switch history.index.verdict(hash, partition: partition, path: path, now: history.clock()) {
+                case .notHistory: break
+                case .allowed(let candidate, _):
+                    effects.isReplayable = false
+                    return candidate
+                case .refused:
+                    effects.isReplayable = false
+                    if let rule = self.rules.historyRule(for: path) { history.metrics.refused(rule: rule.name) }
+                    return nil
+                }
+            }
             // A live version is found by (partition, hash) only: another partition's hash, or one past
             // the retention, is answered exactly like an unknown hash.
             let verdict = self.live.verdict(hash, partition: partition)
@@ -517,47 +613,91 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             case .notLive, .allowed: break
             case .otherPartition, .pastRetention:
                 effects.isReplayable = false
+                effects.liveRefusal = verdict == .otherPartition ? .partitionMismatch : .pastRetention
                 if let rule = self.rules.advertisingRule(for: path), rule.isLive {
                     self.observer.live(rule: rule.name, verdict == .otherPartition ? .partitionMismatch : .pastRetention)
                 }
                 return nil
             }
-            let found = self.library.lookup(hash)?.candidate
+            let found = self.dictionary(hash, partition: Self.storePartition(partition))?.candidate
             if found == nil { effects.isReplayable = false }
             return found
         }
+    }
+
+    /// The store partition of a request's live partition ("" = shared → nil).
+    static func storePartition(_ partition: String) -> String? { partition.isEmpty ? nil : partition }
+
+    /// The dictionary `hash` as a request of store partition `partition` may use it: that partition's
+    /// own (found by (partition, hash)), else a shared one (shared bytes are nobody's secret); with the
+    /// partition owning it (nil = shared). Never another partition's.
+    func dictionary(_ hash: DictionaryHash, partition: String?)
+        -> (dictionary: CompressionDictionary, candidate: DictionaryCandidate, owner: String?)? {
+        if let partition, let own = library.lookup(hash, partition: partition) { return (own.dictionary, own.candidate, partition) }
+        return library.lookup(hash, partition: nil).map { ($0.dictionary, $0.candidate, nil) }
     }
 
     /// Reports the sizes of a dictionary-coded response together with what it would have weighed
     /// without dictionaries (the client's best plain coding), for the "saved by dictionaries" metric.
     /// When that plain variant is not cached yet it is encoded off the request path (and cached for
     /// later requests) and the sizes are reported when it is done.
+    /// Returns the best plain size and coding when known now (nil, nil when reported later).
     func reportWithPlainAlternative(_ request: HTTPServerRequest, _ responseFields: HTTPFields,
-                                    resource: ResourceCache.Entry, path: Substring, sent: Int, effects: inout ResponseEffects) {
-        let identity = resource.bytes.count
+                                    resource: IdentityBody, path: Substring, sent: Int, rule: String?,
+                                    effects: inout ResponseEffects) -> (Int?, String?) {
+        let identity = resource.count
         guard case .plain(let coding, _) = negotiate(request, responseFields, resource: resource, path: path, scope: nil,
                                                      effects: &effects),
               coding != .identity else {
             effects.sizes = (identity, identity, sent)
-            return observer.sizes(identity: identity, bestPlain: identity, sent: sent)
+            observer.sizes(rule: rule, identity: identity, bestPlain: identity, sent: sent)
+            return (identity, "identity")
         }
         if let cached = variants.bestEntry(resource: resource.hash, dictionary: nil, coding: coding) {
             effects.sizes = (identity, cached.bytes.count, sent)
-            return observer.sizes(identity: identity, bestPlain: cached.bytes.count, sent: sent)
+            observer.sizes(rule: rule, identity: identity, bestPlain: cached.bytes.count, sent: sent)
+            return (cached.bytes.count, coding.rawValue)
         }
         effects.isReplayable = false
         DispatchQueue.global(qos: .utility).async {
             var unrecorded = ResponseEffects()  // this response is not memoised: nothing to record
             let size = self.variant(of: resource, coding: coding, dictionary: nil, effects: &unrecorded)?.0.bytes.count ?? identity
-            self.observer.sizes(identity: identity, bestPlain: size, sent: sent)
+            self.observer.sizes(rule: rule, identity: identity, bestPlain: size, sent: sent)
         }
+        return (nil, nil)
     }
 
-    /// The encoded body from the cache, or encoded now at the fast level (then the best level is
-    /// queued in the background), with the time spent encoding in this request (nil for a cache hit).
-    /// nil when encoding failed (logged; identity is sent).
-    func variant(of resource: ResourceCache.Entry, coding: ContentCoding,
-                 dictionary: CompressionDictionary?, effects: inout ResponseEffects) -> (CachedVariant, Duration?)? {
+    // MARK: - Decision
+
+    /// The decision for a response passed on without negotiation (`reason`), sent as it is.
+    func passedDecision(_ request: HTTPServerRequest, _ response: HTTPServerResponse, _ reason: DecisionReason) -> ResponseDecision {
+        let coding = response.head.headerFields[.contentEncoding] ?? "identity"
+        let sent = response.body.knownLength.map(Int.init)
+        return ResponseDecision(.plain(coding, reason), rule: rules.coveringRuleName(for: request.pathWithoutQuery),
+                                identityBytes: coding == "identity" ? sent : nil, bestPlainBytes: sent,
+                                bestPlainCoding: coding, sentBytes: sent)
+    }
+
+    /// Records `decision` for the response about to be sent (observer, access-log note) and adds the
+    /// `DCServe-Decision` field when configured. Called once per response, after the memo and
+    /// conditional evaluation: the field is never part of a memoised or cached head.
+    func finish(_ request: HTTPServerRequest, _ response: HTTPServerResponse, _ decision: ResponseDecision) -> HTTPServerResponse {
+        var out = response
+        observer.responded(ResponseRecord(method: request.head.method.rawValue, path: String(request.pathWithoutQuery),
+                                          status: out.head.status.code, decision: decision))
+        out.accessLogNote = DecisionLogNote(decision: decision)
+        if decisionHeader { out.head.headerFields[Self.decisionFieldName] = decision.fieldValue }
+        return out
+    }
+
+    /// The encoded body from the cache, or encoded now at the fast level (then, when `refineLater`, the
+    /// best level is queued in the background), with the time spent encoding in this request (nil for a
+    /// cache hit). nil when encoding failed (logged; identity is sent). Live responses pass
+    /// `refineLater: false`: a version replaced within moments would pay a best-level encode (brotli 11,
+    /// zstd 19: tens of milliseconds for 50 KB) that hardly any request could use.
+    func variant(of resource: IdentityBody, coding: ContentCoding,
+                 dictionary: CompressionDictionary?, effects: inout ResponseEffects,
+                 refineLater: Bool = true) -> (CachedVariant, Duration?)? {
         let key = VariantKey(resource: resource.hash, dictionary: dictionary?.hash, coding: coding)
         if let cached = variants.bestEntry(for: key) {
             observer.variantCache(hit: true)
@@ -570,10 +710,13 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         let best = settings.bestLevels[coding] ?? coding.defaultLevel(.precompressed)
         let encoded: CachedVariant
         let start = ContinuousClock.now
+        var input: [UInt8] = []  // the leader's identity bytes, for the background best-level encode
         do {
-            // Identical concurrent requests share one encode (SingleFlight).
-            let (variant, role) = try encodes.run(key, inputBytes: resource.bytes.count, cached: { variants.bestEntry(for: key) }) {
-                let v = CachedVariant(bytes: try coding.encode(resource.bytes, dictionary: dictionary, level: fast), level: fast)
+            // Identical concurrent requests share one encode (SingleFlight). A file-backed body is read
+            // (and checked against its hash) only here, by the leader.
+            let (variant, role) = try encodes.run(key, inputBytes: resource.count, cached: { variants.bestEntry(for: key) }) {
+                input = try resource.bytes()
+                let v = CachedVariant(bytes: try coding.encode(input, dictionary: dictionary, level: fast), level: fast)
                 observer.encoded(coding: coding, level: fast, duration: ContinuousClock.now - start)
                 _ = variants.insert(v, for: key)
                 return v
@@ -585,8 +728,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             return nil
         }
         let elapsed = ContinuousClock.now - start
-        if best != fast {
-            let bytes = resource.bytes
+        if best != fast && refineLater {
+            let bytes = input
             let variants = self.variants, observer = self.observer, logger = self.logger
             _ = background.submit(key) {
                 do {

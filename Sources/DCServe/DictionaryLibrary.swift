@@ -8,9 +8,13 @@ import Synchronization
 ///
 /// Thread-safe. Holds at most `capacity` dictionaries (least recently used dropped first); the store
 /// is the source of truth and re-verifies bytes whenever it loads them from disk.
+///
+/// Partitions: each loaded dictionary remembers the partition it was loaded or inserted for (nil =
+/// shared) and is handed out only for that partition; any other partition's lookup goes to the store,
+/// which answers by (partition, hash) — so a hash never reaches another partition through this cache.
 public final class DictionaryLibrary: Sendable {
     private struct State {
-        typealias Entry = (dictionary: CompressionDictionary, candidate: DictionaryCandidate, tick: UInt64)
+        typealias Entry = (dictionary: CompressionDictionary, candidate: DictionaryCandidate, tick: UInt64, partition: String?)
         var loaded: [DictionaryHash: Entry] = [:]
         var tick: UInt64 = 0
         var generation: UInt64 = 0
@@ -35,19 +39,24 @@ public final class DictionaryLibrary: Sendable {
 
     /// The dictionary with `hash` and what negotiation needs to know about it; nil when the store
     /// does not hold a valid one.
-    public func lookup(_ hash: DictionaryHash) -> (dictionary: CompressionDictionary, candidate: DictionaryCandidate)? {
+    /// `partition` nil = the shared dictionaries; a partition id = that partition's only.
+    public func lookup(_ hash: DictionaryHash, partition: String? = nil)
+        -> (dictionary: CompressionDictionary, candidate: DictionaryCandidate)? {
         if let hit = state.withLock({ s -> (CompressionDictionary, DictionaryCandidate)? in
-            s.markUsed(hash).map { (s.loaded.values[$0].dictionary, s.loaded.values[$0].candidate) }
+            guard let i = s.loaded.index(forKey: hash), s.loaded.values[i].partition == partition else { return nil }
+            return s.markUsed(hash).map { (s.loaded.values[$0].dictionary, s.loaded.values[$0].candidate) }
         }) {
             return hit
         }
-        guard let stored = store.get(hash), let candidate = stored.metadata.candidate(hash: hash) else { return nil }
+        guard let stored = store.get(hash, partition: partition), let candidate = stored.metadata.candidate(hash: hash) else {
+            return nil
+        }
         let dictionary = CompressionDictionary(bytes: stored.bytes)
         guard dictionary.hash == hash else { return nil }
         state.withLock { s in
             s.tick &+= 1
             s.generation &+= 1
-            s.loaded[hash] = (dictionary, candidate, s.tick)
+            s.loaded[hash] = (dictionary, candidate, s.tick, partition)
             if s.loaded.count > capacity, let victim = s.loaded.min(by: { $0.value.tick < $1.value.tick }) {
                 s.loaded.removeValue(forKey: victim.key)
             }
@@ -57,11 +66,12 @@ public final class DictionaryLibrary: Sendable {
 
     /// Adds a dictionary the caller just made (a live response, before the store has written it), so
     /// the next request can use it at once. The bytes are the caller's; `dictionary.hash` is their hash.
-    public func insert(_ dictionary: CompressionDictionary, candidate: DictionaryCandidate) {
+    /// `partition`: the partition it belongs to (nil = shared).
+    public func insert(_ dictionary: CompressionDictionary, candidate: DictionaryCandidate, partition: String? = nil) {
         state.withLock { s in
             s.tick &+= 1
             s.generation &+= 1
-            s.loaded[dictionary.hash] = (dictionary, candidate, s.tick)
+            s.loaded[dictionary.hash] = (dictionary, candidate, s.tick, partition)
             if s.loaded.count > capacity, let victim = s.loaded.min(by: { $0.value.tick < $1.value.tick }) {
                 s.loaded.removeValue(forKey: victim.key)
             }
@@ -72,8 +82,11 @@ public final class DictionaryLibrary: Sendable {
     /// replayed response does for the dictionary its body was encoded against. False when it is not
     /// loaded.
     @discardableResult
-    public func touch(_ hash: DictionaryHash) -> Bool {
-        state.withLock { s in s.markUsed(hash) != nil }
+    public func touch(_ hash: DictionaryHash, partition: String? = nil) -> Bool {
+        state.withLock { s in
+            guard let i = s.loaded.index(forKey: hash), s.loaded.values[i].partition == partition else { return false }
+            return s.markUsed(hash) != nil
+        }
     }
 
     /// Forgets a dictionary (e.g. after retention removed it from the store).

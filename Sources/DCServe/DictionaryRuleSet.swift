@@ -21,8 +21,14 @@ public struct DictionaryRuleSet: Sendable {
         /// Private rule: where each request's partition comes from.
         public let partition: DictionaryPartitionSource?
 
+        /// History rule (issue #16): dictionaries built per group from recent bodies (nil otherwise).
+        public let history: HistoryDictionarySettings?
+        /// The `:group` of a history rule's `match`.
+        let historyGroup: HistoryGroupPattern?
+
         /// Whether this rule's dictionaries are looked up by (partition, hash) through the live index.
-        public var isLive: Bool { upstreamVersions != nil || partition != nil }
+        /// (History rules have their own index, ``HistoryDictionaryIndex``.)
+        public var isLive: Bool { (upstreamVersions != nil || partition != nil) && history == nil }
 
         /// The `Use-As-Dictionary` value for a dictionary served at `path`.
         public func advertisement(path: Substring) -> UseAsDictionary {
@@ -51,15 +57,38 @@ public struct DictionaryRuleSet: Sendable {
                  matchDest: r.matchDest, id: r.id, maxAgeSeconds: r.maxAgeSeconds,
                  compress: try r.compress.map { try compile($0, "dictionaries.\(r.name).compress") },
                  allowPrivate: r.allowPrivate || r.partition != nil,
-                 upstreamVersions: r.upstreamVersions, lifetime: r.lifetime, ttlSeconds: r.ttlSeconds, partition: r.partition)
+                 upstreamVersions: r.upstreamVersions, lifetime: r.lifetime, ttlSeconds: r.ttlSeconds, partition: r.partition,
+                 history: r.history,
+                 historyGroup: r.history == nil ? nil : try HistoryGroupPattern.configured(r.match, key: "dictionaries.\(r.name).match"))
         }
         outOfBandCompress = try outOfBand.map { (try compile($0.match, "outOfBand.\($0.name).match"), $0.name) }
     }
 
     /// The first rule whose `resources` pattern matches `path`: responses for it become dictionaries.
+    /// History rules never advertise a response itself (their dictionaries are offered with `Link`).
     public func advertisingRule(for path: Substring) -> Rule? {
-        rules.first { $0.resources.matches(path: path) }
+        rules.first { $0.history == nil && $0.resources.matches(path: path) }
     }
+
+    /// The name of the first rule whose `compress` pattern covers `path`, else of the first
+    /// out-of-band dictionary whose `match` does; nil when none (for decisions and metrics).
+    public func compressingRuleName(for path: Substring) -> String? {
+        rules.first { $0.compress.contains { $0.matches(path: path) } }?.name
+            ?? outOfBandCompress.first { $0.pattern.matches(path: path) }?.name
+    }
+
+    /// The rule a decision about `path` is attributed to: the advertising rule, else the compressing one.
+    public func coveringRuleName(for path: Substring) -> String? {
+        advertisingRule(for: path)?.name ?? compressingRuleName(for: path)
+    }
+
+    /// The first history rule whose `match` covers `path` (issue #16).
+    public func historyRule(for path: Substring) -> Rule? {
+        rules.first { $0.history != nil && $0.match.matches(path: path) }
+    }
+
+    /// The history rules, in declaration order.
+    public var historyRules: [Rule] { rules.filter { $0.history != nil } }
 
     /// Whether stored dictionaries may be used to compress `path`: nil when no rule's `compress`
     /// pattern (and no out-of-band dictionary's `match`) covers it.

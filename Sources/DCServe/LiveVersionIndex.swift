@@ -3,15 +3,24 @@ import DictionaryTransport
 import Synchronization
 
 /// Which stored versions of live (proxied) responses a client may still name, per
-/// (rule, partition, URL path): the last `upstreamVersions` of each, newest last.
+/// (rule, partition, URL path): the last `upstreamVersions` of each, newest last, all of them under
+/// one global byte budget (`maxBytes`) shared by every partition, the least recently used version
+/// (advertised or named by a client) evicted first.
 ///
-/// A hash this index has ever seen for a live rule is answered ONLY through it: by (partition, hash),
-/// never by hash alone. A client naming a version past the retention, or another partition's
-/// version, gets `nil` — the same answer as for an unknown hash. Lookups are O(1) (hash maps),
-/// whatever the number of partitions.
+/// A hash this index has seen for a live rule is answered through it by (partition, hash), never by
+/// hash alone: a client naming a version past the retention or evicted by the budget
+/// (`pastRetention`), or another partition's version (`otherPartition`), gets `nil` — the same answer
+/// as for an unknown hash. What the index no longer remembers (`notLive`) is looked up in the
+/// library/store, which also answer by (partition, hash) only.
+///
+/// Cost: every operation is O(1) in the number of partitions and versions — hash maps and an
+/// intrusive doubly linked LRU list keyed by (partition, hash); an `add` is O(upstreamVersions) for
+/// its own slot, plus O(1) per eviction. ``examined`` counts the entries each operation touches, so
+/// a test can check that no operation scans (no timing involved). Memory: one entry per retained
+/// version plus at most `maxTombstones` remembered removals (oldest forgotten first).
 ///
 /// Thread-safe (one `Mutex`). Rebuilt at start-up from the store's records (rule, partition, source
-/// path, first/last served), so deltas continue after a restart.
+/// path, last served), so deltas continue after a restart.
 public final class LiveVersionIndex: Sendable {
     struct SlotKey: Hashable, Sendable {
         var rule: String
@@ -24,81 +33,231 @@ public final class LiveVersionIndex: Sendable {
         var hash: DictionaryHash
     }
 
+    /// A retained version: the slots retaining it, its size, its neighbours in the LRU list.
+    private struct Entry {
+        var slots: [SlotKey]
+        var bytes: Int
+        var older: Member?
+        var newer: Member?
+    }
+
     private struct State {
         var slots: [SlotKey: [DictionaryHash]] = [:]
-        /// (partition, hash) → how many slots retain it.
-        var retained: [Member: Int] = [:]
-        /// Every hash stored by a live rule (retained or not), with the partitions that stored it: such
-        /// hashes are never looked up by hash alone.
-        var live: [DictionaryHash: Set<String>] = [:]
+        var entries: [Member: Entry] = [:]
+        var oldest: Member?
+        var newest: Member?
+        var totalBytes = 0
+        /// Retained members per hash, any partition (for `otherPartition`).
+        var retainedByHash: [DictionaryHash: Int] = [:]
+        /// Removed members (count or budget), first removed first forgotten.
+        var tombstones = Set<Member>()
+        var tombstoneQueue: [Member] = []
+        var tombstoneHead = 0
+        var tombstonesByHash: [DictionaryHash: Int] = [:]
+        var examined = 0
+
+        // MARK: LRU list
+
+        mutating func unlink(_ m: Member) {
+            guard let e = entries[m] else { return }
+            examined += 1
+            if let o = e.older { entries[o]?.newer = e.newer } else { oldest = e.newer }
+            if let n = e.newer { entries[n]?.older = e.older } else { newest = e.older }
+            entries[m]?.older = nil
+            entries[m]?.newer = nil
+        }
+
+        mutating func linkNewest(_ m: Member) {
+            entries[m]?.older = newest
+            entries[m]?.newer = nil
+            if let n = newest { entries[n]?.newer = m } else { oldest = m }
+            newest = m
+        }
+
+        mutating func touch(_ m: Member) {
+            guard newest != m else { return }
+            unlink(m)
+            linkNewest(m)
+        }
+
+        /// Forgets a retained member entirely (from every slot); remembers it as a tombstone.
+        mutating func drop(_ m: Member, maxTombstones: Int) {
+            guard let e = entries[m] else { return }
+            unlink(m)
+            for slot in e.slots {
+                examined += 1
+                if var versions = slots[slot], let i = versions.firstIndex(of: m.hash) {
+                    versions.remove(at: i)
+                    slots[slot] = versions.isEmpty ? nil : versions
+                }
+            }
+            entries[m] = nil
+            totalBytes -= e.bytes
+            let left = (retainedByHash[m.hash] ?? 1) - 1
+            retainedByHash[m.hash] = left > 0 ? left : nil
+            bury(m, maxTombstones: maxTombstones)
+        }
+
+        mutating func bury(_ m: Member, maxTombstones: Int) {
+            guard maxTombstones > 0, tombstones.insert(m).inserted else { return }
+            tombstoneQueue.append(m)
+            tombstonesByHash[m.hash, default: 0] += 1
+            while tombstones.count > maxTombstones, tombstoneHead < tombstoneQueue.count {
+                let old = tombstoneQueue[tombstoneHead]
+                tombstoneHead += 1
+                examined += 1
+                if tombstones.remove(old) != nil {
+                    let left = (tombstonesByHash[old.hash] ?? 1) - 1
+                    tombstonesByHash[old.hash] = left > 0 ? left : nil
+                }
+            }
+            if tombstoneHead > 1024 && tombstoneHead * 2 > tombstoneQueue.count {
+                tombstoneQueue.removeFirst(tombstoneHead)
+                tombstoneHead = 0
+            }
+        }
+
+        mutating func unbury(_ m: Member) {
+            guard tombstones.remove(m) != nil else { return }
+            let left = (tombstonesByHash[m.hash] ?? 1) - 1
+            tombstonesByHash[m.hash] = left > 0 ? left : nil
+            // Its queue slot stays; popping it later finds it gone from the set and skips it.
+        }
     }
 
     private let state = Mutex(State())
     /// rule name → versions kept per URL (nil: unlimited).
     let limits: [String: Int?]
+    /// The global byte budget of retained versions (nil: none).
+    let maxBytes: Int?
+    /// How many removed versions are remembered as such (then they read as `notLive`).
+    let maxTombstones: Int
 
-    init(limits: [String: Int?]) { self.limits = limits }
+    init(limits: [String: Int?], maxBytes: Int? = nil, maxTombstones: Int = 100_000) {
+        self.limits = limits
+        self.maxBytes = maxBytes
+        self.maxTombstones = maxTombstones
+    }
 
-    /// Records `hash` as the newest version at `key`; returns the hashes that fell out of the
-    /// retention for (partition) (no other slot retains them).
+    /// Records `hash` (of `bytes` bytes) as the newest version at `key` and the most recently used;
+    /// returns the (partition, hash) pairs no longer retained: fallen out of their slot's count, or
+    /// evicted (least recently used first) to bring the total under `maxBytes`. The version just added
+    /// is never evicted by its own `add`.
     @discardableResult
-    func add(_ hash: DictionaryHash, at key: SlotKey) -> [DictionaryHash] {
+    func add(_ hash: DictionaryHash, at key: SlotKey, bytes: Int = 0) -> [Member] {
         let limit = limits[key.rule] ?? nil
-        return state.withLock { s -> [DictionaryHash] in
-            s.live[hash, default: []].insert(key.partition)
+        let maxTombstones = self.maxTombstones, maxBytes = self.maxBytes
+        return state.withLock { s -> [Member] in
+            let member = Member(partition: key.partition, hash: hash)
             var versions = s.slots[key] ?? []
-            if versions.last == hash { return [] }
+            var removed: [Member] = []
+            if versions.last == hash {
+                s.touch(member)
+                return []
+            }
             if let i = versions.firstIndex(of: hash) {
                 versions.remove(at: i)  // the same bytes again: they become the newest
-            } else {
-                s.retained[Member(partition: key.partition, hash: hash), default: 0] += 1
             }
             versions.append(hash)
-            var dropped: [DictionaryHash] = []
+            if s.entries[member] == nil {
+                s.entries[member] = Entry(slots: [key], bytes: bytes)
+                s.linkNewest(member)
+                s.totalBytes += bytes
+                s.retainedByHash[hash, default: 0] += 1
+                s.unbury(member)
+            } else {
+                if !(s.entries[member]!.slots.contains(key)) { s.entries[member]!.slots.append(key) }
+                s.touch(member)
+            }
+            s.examined += 1
+            var fallen: [DictionaryHash] = []
             if let limit {
-                while versions.count > limit {
-                    let old = versions.removeFirst()
-                    let member = Member(partition: key.partition, hash: old)
-                    let count = (s.retained[member] ?? 1) - 1
-                    if count <= 0 { s.retained[member] = nil; dropped.append(old) } else { s.retained[member] = count }
-                }
+                while versions.count > limit { fallen.append(versions.removeFirst()) }
             }
             s.slots[key] = versions
-            return dropped
+            for old in fallen {
+                let m = Member(partition: key.partition, hash: old)
+                guard var e = s.entries[m] else { continue }
+                e.slots.removeAll { $0 == key }
+                if e.slots.isEmpty {
+                    s.drop(m, maxTombstones: maxTombstones)
+                    removed.append(m)
+                } else {
+                    s.entries[m]?.slots = e.slots
+                }
+            }
+            if let maxBytes {
+                while s.totalBytes > maxBytes, let victim = s.oldest, victim != member {
+                    s.drop(victim, maxTombstones: maxTombstones)
+                    removed.append(victim)
+                }
+            }
+            return removed
         }
     }
 
     /// What a client in `partition` naming `hash` gets.
     enum Verdict: Equatable {
-        /// Not a live version: the ordinary lookup by hash applies.
+        /// Not a live version this index remembers: the lookup by (partition, hash) in the library and
+        /// store applies.
         case notLive
-        /// Stored for this partition and still retained: usable.
+        /// Stored for this partition and still retained: usable (and now the most recently used).
         case allowed
         /// Another partition's version (never this one's): answered as if unknown.
         case otherPartition
-        /// This partition's version, past the retention: answered as if unknown.
+        /// This partition's version, past the retention or evicted by the budget: answered as if unknown.
         case pastRetention
     }
 
-    /// The verdict for `hash` named by a client in `partition`, O(1).
+    /// The verdict for `hash` named by a client in `partition`, O(1); an `allowed` version becomes the
+    /// most recently used.
     func verdict(_ hash: DictionaryHash, partition: String) -> Verdict {
         state.withLock { s -> Verdict in
-            guard let owners = s.live[hash] else { return .notLive }
-            if s.retained[Member(partition: partition, hash: hash)] != nil { return .allowed }
-            return owners.contains(partition) ? .pastRetention : .otherPartition
+            let member = Member(partition: partition, hash: hash)
+            s.examined += 1
+            if s.entries[member] != nil {
+                s.touch(member)
+                return .allowed
+            }
+            if s.tombstones.contains(member) { return .pastRetention }
+            if s.retainedByHash[hash] != nil || s.tombstonesByHash[hash] != nil { return .otherPartition }
+            return .notLive
         }
     }
 
-    /// Rebuilds the index from the store's records of live rules (oldest first by last served).
+    /// Whether (`partition`, `hash`) is retained, without marking it used.
+    func retains(_ hash: DictionaryHash, partition: String) -> Bool {
+        state.withLock { $0.entries[Member(partition: partition, hash: hash)] != nil }
+    }
+
+    /// Entries touched by all operations so far (a test's proof that nothing scans).
+    var examined: Int { state.withLock { $0.examined } }
+    /// Bytes of the retained versions.
+    var totalBytes: Int { state.withLock { $0.totalBytes } }
+    /// Number of retained (partition, hash) versions.
+    var count: Int { state.withLock { $0.entries.count } }
+
+    /// Rebuilds the index from the store's records of live rules (least recently served first, so
+    /// the budget evicts the same ones the store would).
     func load(from store: any DictionaryStore) {
-        var records: [(DictionaryHash, DictionaryMetadata)] = []
-        for hash in store.hashes {
-            guard let m = store.metadata(hash), let rule = m.rule, limits.keys.contains(rule) else { continue }
-            records.append((hash, m))
+        let records = store.records.filter { m in m.rule.map { limits.keys.contains($0) } ?? false }
+            .sorted { ($0.lastServed, $0.firstServed, $0.hash) < ($1.lastServed, $1.firstServed, $1.hash) }
+        for m in records {
+            guard let hash = DictionaryHash(hex: Substring(m.hash)) else { continue }
+            learn(m, hash: hash)
         }
-        records.sort { ($0.1.lastServed, $0.1.firstServed) < ($1.1.lastServed, $1.1.firstServed) }
-        for (hash, m) in records {
-            add(hash, at: SlotKey(rule: m.rule ?? "", partition: m.partition ?? "", path: m.sourcePath ?? ""))
-        }
+    }
+
+    /// Adds a version stored by another instance (learnt from the shared store), unless this index
+    /// already retains it or removed it (its own `add` came first: the order of slots stays this one's).
+    func learn(_ m: DictionaryMetadata) {
+        guard let rule = m.rule, limits.keys.contains(rule), let hash = DictionaryHash(hex: Substring(m.hash)) else { return }
+        let member = Member(partition: m.partition ?? "", hash: hash)
+        guard state.withLock({ $0.entries[member] == nil && !$0.tombstones.contains(member) }) else { return }
+        learn(m, hash: hash)
+    }
+
+    private func learn(_ m: DictionaryMetadata, hash: DictionaryHash) {
+        add(hash, at: SlotKey(rule: m.rule ?? "", partition: m.partition ?? "", path: m.sourcePath ?? ""), bytes: m.byteSize)
     }
 }

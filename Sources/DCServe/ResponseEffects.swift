@@ -23,6 +23,11 @@ struct ResponseEffects: Sendable {
     var dictionaryUsed: DictionaryHash?
     /// The sizes reported for a compressible response.
     var sizes: (identity: Int, bestPlain: Int, sent: Int)?
+    /// The decision the response carries (the memo replays it for every hit: log, metrics, live view,
+    /// `DCServe-Decision`). Set by `process`.
+    var response: ResponseDecision?
+    /// Why the live index refused the hash the client named (reported by negotiation as unknown).
+    var liveRefusal: DecisionReason?
 
     /// Repeats the recorded effects against the same observer, store, caches and library. False, with
     /// nothing repeated, when the advertised dictionary is no longer in the store (retention removed
@@ -40,7 +45,9 @@ struct ResponseEffects: Sendable {
             library.touch(dictionaryUsed)
             store.recordServed(dictionaryUsed, at: now)
         }
-        if let sizes { observer.sizes(identity: sizes.identity, bestPlain: sizes.bestPlain, sent: sizes.sent) }
+        if let sizes {
+            observer.sizes(rule: response?.rule, identity: sizes.identity, bestPlain: sizes.bestPlain, sent: sizes.sent)
+        }
         return true
     }
 }

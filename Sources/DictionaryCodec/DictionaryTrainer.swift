@@ -51,6 +51,10 @@ public struct DictionaryTrainingOptions: Sendable {
     /// dcz level the usage votes are measured at (a fast proxy for the levels served).
     public var usageLevel = 9
     public var limits = TrainingSampleLimits()
+    /// Once validation has chosen a candidate, build the final dictionary again with the same method
+    /// and parameters from every sample outside the held-out set (training + validation): more pages,
+    /// same choice. The held-out report stays honest (it never saw those samples either).
+    public var rebuildChosen = true
 
     public init() {}
 }
@@ -83,6 +87,12 @@ public struct TrainingResult: Sendable {
     public let validationBytesWithoutDictionary: Int
     /// The zstd level the validation bytes were measured at (``DictionaryTrainingOptions/selectionLevel``).
     public let selectionLevel: Int
+    /// How many samples the final dictionary was built from: `split.outsideHeldOut.count` when the
+    /// chosen method was rebuilt on them (``DictionaryTrainingOptions/rebuildChosen``), else nil (the
+    /// chosen candidate's own bytes, built from the training set).
+    public let rebuiltFromSamples: Int?
+    /// Seconds spent on that rebuild (included in the caller's training time).
+    public let rebuildSeconds: Double
 }
 
 /// Builds a raw RFC 9842 dictionary from sample responses.
@@ -91,7 +101,9 @@ public struct TrainingResult: Sendable {
 /// ZDICT (``ZstdDictionaryBuilder``) and with ``DocumentFrequencyCover`` pools refined by measured
 /// use (``DictionaryUsageRefiner``), plus the newest sample itself (see ``TrainingEffort``); compress
 /// the validation set with each candidate through ``DCZ`` at `selectionLevel`; keep the smallest
-/// (ties: earlier candidate, in the order fastcover, newest-sample, cover, cover-refined). Scoring of
+/// (ties: earlier candidate, in the order fastcover, newest-sample, cover, cover-refined); then build
+/// the chosen method once more from training + validation samples (``DictionaryTrainingOptions/rebuildChosen``).
+/// Scoring of
 /// the first candidates runs on a second thread while the others build; ZDICT itself always runs
 /// single-threaded.
 /// The held-out set is not touched: ``DictionaryEvaluation`` reports on it.
@@ -122,24 +134,13 @@ public enum DictionaryTrainer {
         // validation picks.
         let refines = options.effort != .fast && split.training.count >= 15
         let variants = refines ? 3 : 0
-        let voters = (0..<variants).map { variant in
-            var chosen: [[UInt8]] = []
-            var total = 0
-            for (i, sample) in split.training.enumerated() where i % variants != variant && total < options.maxUsageBytes {
-                chosen.append(sample.bytes)
-                total += sample.bytes.count
-            }
-            return chosen
-        }
+        let voters = Self.voters(split.training, variants: variants, maxBytes: options.maxUsageBytes)
         let usageTotal = voters.first.map { $0.reduce(0) { $0 + $1.count } } ?? 0
         var coverLimits = options.limits
         coverLimits.maxTrainingBytes = min(options.limits.maxTrainingBytes, options.maxCoverBytes)
         let coverBuffer = buffer.bytes.count > coverLimits.maxTrainingBytes
             ? TrainingBuffer(samples: split.training, limits: coverLimits) : buffer
-        let variantBuffers = (0..<variants).map { variant in
-            TrainingBuffer(samples: split.training.enumerated().filter { $0.offset % variants == variant }.map(\.element),
-                           limits: coverLimits)
-        }
+        let variantBuffers = Self.poolBuffers(split.training, variants: variants, limits: coverLimits)
         let coverParameters = ZstdDictionaryBuilder.Parameters(k: min(2000, max(256, options.targetSize / 50)), d: 8)
 
         // Plan stages with rough single-core costs (seconds per MiB) measured on HTML.
@@ -164,9 +165,17 @@ public enum DictionaryTrainer {
             progress?.plan("refine", estimatedSeconds: 0.1 + (coverMB * 0.05 + Double(usageTotal) / 1_048_576 * 0.03 + validationMB * 0.2) * 1.5)
         }
         progress?.plan("choose", estimatedSeconds: 0.1 + validationMB * 0.4 * 2)
+        if options.rebuildChosen {
+            // One candidate's build again, on ~10 % more input (a refined one: its share of "refine").
+            progress?.plan("rebuild", estimatedSeconds: 0.1 + (refines
+                ? (coverMB * 0.05 + Double(usageTotal) / 1_048_576 * 0.03) * 0.6 : coverMB * 0.35))
+        }
 
         // Candidates.
+        // Each candidate with how to build it again from other samples (same method and parameters).
+        typealias Rebuild = ([TrainingSample]) throws -> [UInt8]
         var built: [(method: String, detail: String, bytes: [UInt8], seconds: Double)] = []
+        var rebuilds: [Rebuild] = []
         var clock = Date()
         if fastCoverRuns {
             progress?.begin("fastCover")
@@ -176,6 +185,10 @@ public enum DictionaryTrainer {
                 parameters.f = 20
                 let content = try ZstdDictionaryBuilder.fastCover(buffer, targetSize: options.targetSize, parameters: parameters)
                 built.append(("fastcover", parameters.description, content, Date().timeIntervalSince(clock)))
+                rebuilds.append { samples in
+                    try ZstdDictionaryBuilder.fastCover(TrainingBuffer(samples: samples, limits: options.limits),
+                                                        targetSize: options.targetSize, parameters: parameters)
+                }
             } else {
                 let optimized = try ZstdDictionaryBuilder.optimizeFastCover(
                     buffer, targetSize: options.targetSize, d: fastD, steps: fastSteps)
@@ -184,17 +197,17 @@ public enum DictionaryTrainer {
                     ? try ZstdDictionaryBuilder.fastCover(buffer, targetSize: options.targetSize, parameters: optimized.parameters)
                     : optimized.content
                 built.append(("fastcover", optimized.parameters.description, fastContent, Date().timeIntervalSince(clock)))
+                rebuilds.append { samples in
+                    try ZstdDictionaryBuilder.fastCover(TrainingBuffer(samples: samples, limits: options.limits),
+                                                        targetSize: options.targetSize, parameters: optimized.parameters)
+                }
             }
             progress?.end()
         }
 
-        let newest = split.training.max { a, b in
-            let (ta, tb) = (a.modified ?? .distantPast, b.modified ?? .distantPast)
-            if ta != tb { return ta < tb }
-            if a.bytes.count != b.bytes.count { return a.bytes.count < b.bytes.count }
-            return a.name > b.name
-        }!
+        let newest = Self.newest(split.training)
         built.append(("newest-sample", newest.name, Array(newest.bytes.prefix(options.targetSize)), 0))
+        rebuilds.append { samples in Array(Self.newest(samples).bytes.prefix(options.targetSize)) }
 
         // Score the candidates built so far (and plain zstd) on a second thread while cover runs:
         // each score is a pure function of its inputs, so the result does not depend on timing.
@@ -225,10 +238,18 @@ public enum DictionaryTrainer {
             if options.effort == .max {
                 let result = try ZstdDictionaryBuilder.optimizeCover(coverBuffer, targetSize: options.targetSize, d: 0, steps: 8)
                 built.append(("cover", result.parameters.description, result.content, Date().timeIntervalSince(clock)))
+                rebuilds.append { samples in
+                    try ZstdDictionaryBuilder.cover(TrainingBuffer(samples: samples, limits: coverLimits),
+                                                    targetSize: options.targetSize, parameters: result.parameters)
+                }
                 lateScores.append(nil)
             } else if !refines {
                 let content = try ZstdDictionaryBuilder.cover(coverBuffer, targetSize: options.targetSize, parameters: coverParameters)
                 built.append(("cover", coverParameters.description, content, Date().timeIntervalSince(clock)))
+                rebuilds.append { samples in
+                    try ZstdDictionaryBuilder.cover(TrainingBuffer(samples: samples, limits: coverLimits),
+                                                    targetSize: options.targetSize, parameters: coverParameters)
+                }
                 lateScores.append(nil)
             }
             if options.effort == .max || !refines { progress?.end() }
@@ -241,13 +262,12 @@ public enum DictionaryTrainer {
                 DispatchQueue.concurrentPerform(iterations: variants) { variant in
                     results.set(variant, Result(catching: { () throws -> RefinedVariant in
                         let started = Date()
-                        let pool = DocumentFrequencyCover.build(
-                            variantBuffers[variant], targetSize: poolSize, k: coverParameters.k, d: coverParameters.d)
-                        let refined = try DictionaryUsageRefiner.refine(
-                            pool: pool, samples: voters[variant], targetSize: targetSize, level: usageLevel)
+                        let (pool, refined) = try Self.refined(
+                            variantBuffers[variant], voters: voters[variant], poolSize: poolSize, targetSize: targetSize,
+                            parameters: coverParameters, level: usageLevel)
                         let refinedSeconds = Date().timeIntervalSince(started)
                         return RefinedVariant(
-                            pool: pool.count, refined: refined,
+                            pool: pool, refined: refined,
                             refinedSeconds: refinedSeconds, refinedScore: try score(refined))
                     }))
                     progress?.advance(to: results.completedFraction)
@@ -258,6 +278,12 @@ public enum DictionaryTrainer {
                         "cover-refined",
                         "\(coverParameters) pool=\(result.pool) from samples \(variant + 1)/\(variants), votes from \(voters[variant].count)",
                         result.refined, result.refinedSeconds))
+                    rebuilds.append { samples in
+                        try Self.refined(
+                            Self.poolBuffers(samples, variants: variants, limits: coverLimits)[variant],
+                            voters: Self.voters(samples, variants: variants, maxBytes: options.maxUsageBytes)[variant],
+                            poolSize: poolSize, targetSize: targetSize, parameters: coverParameters, level: usageLevel).dictionary
+                    }
                     lateScores.append(result.refinedScore)
                 }
                 progress?.end()
@@ -280,12 +306,75 @@ public enum DictionaryTrainer {
                 seconds: candidate.seconds))
         }
         progress?.end()
-        var best = candidates[0]
-        for candidate in candidates.dropFirst() where candidate.validationBytes < best.validationBytes { best = candidate }
+        var bestIndex = 0
+        for (i, candidate) in candidates.enumerated().dropFirst() where candidate.validationBytes < candidates[bestIndex].validationBytes {
+            bestIndex = i
+        }
+        let best = candidates[bestIndex]
+
+        // The final dictionary: the chosen method and parameters once more, on every sample outside the
+        // held-out set (validation only chose; it adds pages to learn from).
+        var dictionary = best.bytes
+        var rebuiltFrom: Int?
+        var rebuildSeconds = 0.0
+        if options.rebuildChosen && !split.validation.isEmpty {
+            progress?.begin("rebuild")
+            clock = Date()
+            // A rebuild that fails (or gives nothing) leaves the chosen candidate as it was built.
+            if let rebuilt = try? rebuilds[bestIndex](split.outsideHeldOut), !rebuilt.isEmpty {
+                dictionary = rebuilt
+                rebuiltFrom = split.outsideHeldOut.count
+            }
+            rebuildSeconds = Date().timeIntervalSince(clock)
+            progress?.end()
+        }
         return TrainingResult(
-            dictionary: best.bytes, chosen: best, candidates: candidates, split: split,
+            dictionary: dictionary, chosen: best, candidates: candidates, split: split,
             trainingBuffer: (buffer.pieceCount, buffer.bytes.count, buffer.splitSamples, buffer.capped),
-            validationBytesWithoutDictionary: plain, selectionLevel: options.selectionLevel)
+            validationBytesWithoutDictionary: plain, selectionLevel: options.selectionLevel,
+            rebuiltFromSamples: rebuiltFrom, rebuildSeconds: rebuildSeconds)
+    }
+
+    /// The most recently modified sample (ties: the larger, then the first by name): the
+    /// `newest-sample` candidate.
+    static func newest(_ samples: [TrainingSample]) -> TrainingSample {
+        samples.max { a, b in
+            let (ta, tb) = (a.modified ?? .distantPast, b.modified ?? .distantPast)
+            if ta != tb { return ta < tb }
+            if a.bytes.count != b.bytes.count { return a.bytes.count < b.bytes.count }
+            return a.name > b.name
+        }!
+    }
+
+    /// For each refined variant `v` (of `variants`), the samples whose index is `v` modulo `variants`:
+    /// the input its pool is built from.
+    static func poolBuffers(_ samples: [TrainingSample], variants: Int, limits: TrainingSampleLimits) -> [TrainingBuffer] {
+        (0..<variants).map { variant in
+            TrainingBuffer(samples: samples.enumerated().filter { $0.offset % variants == variant }.map(\.element), limits: limits)
+        }
+    }
+
+    /// For each refined variant, the other samples (up to `maxBytes`, in order): they vote on its pool.
+    static func voters(_ samples: [TrainingSample], variants: Int, maxBytes: Int) -> [[[UInt8]]] {
+        (0..<variants).map { variant in
+            var chosen: [[UInt8]] = []
+            var total = 0
+            for (i, sample) in samples.enumerated() where i % variants != variant && total < maxBytes {
+                chosen.append(sample.bytes)
+                total += sample.bytes.count
+            }
+            return chosen
+        }
+    }
+
+    /// One `cover-refined` dictionary: a ``DocumentFrequencyCover`` pool of `poolSize` from `input`, cut to
+    /// `targetSize` by the votes of `voters` (``DictionaryUsageRefiner``).
+    static func refined(
+        _ input: TrainingBuffer, voters: [[UInt8]], poolSize: Int, targetSize: Int,
+        parameters: ZstdDictionaryBuilder.Parameters, level: Int
+    ) throws(TrainingError) -> (pool: Int, dictionary: [UInt8]) {
+        let pool = DocumentFrequencyCover.build(input, targetSize: poolSize, k: parameters.k, d: parameters.d)
+        return (pool.count, try DictionaryUsageRefiner.refine(pool: pool, samples: voters, targetSize: targetSize, level: level))
     }
 }
 

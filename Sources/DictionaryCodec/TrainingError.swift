@@ -9,7 +9,7 @@ public enum TrainingError: Error, Equatable, Sendable, CustomStringConvertible {
     case samplesTooSmall(count: Int, minimumSize: Int)
     /// The requested dictionary size is outside what dcserve trains.
     case targetSizeOutOfRange(Int, allowed: ClosedRange<Int>)
-    /// The held-out fraction is not in (0, 1).
+    /// The held-out fraction is not in [0, 1).
     case heldOutFractionOutOfRange(Double)
     /// The zstd dictionary builder (ZDICT) failed; the string is its reason.
     case zdict(String)
@@ -27,7 +27,7 @@ public enum TrainingError: Error, Equatable, Sendable, CustomStringConvertible {
         case .targetSizeOutOfRange(let size, let allowed):
             "dictionary size \(size) bytes is out of range (\(allowed.lowerBound)...\(allowed.upperBound) bytes)"
         case .heldOutFractionOutOfRange(let fraction):
-            "held-out fraction \(fraction) must be greater than 0 and less than 1"
+            "held-out fraction \(fraction) must be at least 0 and less than 1 (0: no held-out report)"
         case .zdict(let reason):
             "dictionary training failed: \(reason)"
         }

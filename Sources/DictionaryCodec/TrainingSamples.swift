@@ -37,7 +37,8 @@ public struct TrainingSampleLimits: Sendable, Hashable {
 /// The deterministic three-way split of the samples.
 ///
 /// Each sample gets a key `SHA-256("dcserve-train", seed, name)`; the lowest keys form the held-out
-/// set (`heldOutFraction`, at least 1); of the rest, the lowest keys under a second derivation form the
+/// set (`heldOutFraction`, at least 1; none when the fraction is 0, e.g. when the caller keeps its own
+/// held-out set outside the samples); of the rest, the lowest keys under a second derivation form the
 /// validation set (10 %, at least 1) that chooses between candidate dictionaries; the remainder is
 /// the training set. Adding a sample never moves other samples between sets. Each set is sorted by
 /// name. A value type; immutable after construction.
@@ -50,11 +51,14 @@ public struct TrainingSplit: Sendable {
     public let heldOut: [TrainingSample]
     /// Names of samples skipped as smaller than the minimum size.
     public let skippedTiny: [String]
+    /// Training and validation samples together, sorted by name: what a final dictionary may be
+    /// built from once validation has chosen the method (never the held-out set).
+    public let outsideHeldOut: [TrainingSample]
 
     public init(
         samples: [TrainingSample], heldOutFraction: Double, seed: UInt64, limits: TrainingSampleLimits = .init()
     ) throws(TrainingError) {
-        guard heldOutFraction > 0, heldOutFraction < 1 else { throw .heldOutFractionOutOfRange(heldOutFraction) }
+        guard heldOutFraction >= 0, heldOutFraction < 1 else { throw .heldOutFractionOutOfRange(heldOutFraction) }
         guard !samples.isEmpty else { throw .noSamples }
         let usable = samples.filter { $0.bytes.count >= limits.minimumSampleSize }
         if usable.isEmpty { throw .samplesTooSmall(count: samples.count, minimumSize: limits.minimumSampleSize) }
@@ -73,7 +77,8 @@ public struct TrainingSplit: Sendable {
             let b = Self.key(seed: seed, salt: "held-out", name: $1.1.name, index: $1.0)
             return a != b ? a < b : $0.0 < $1.0
         }
-        let heldOutCount = min(max(1, Int((Double(sorted.count) * heldOutFraction).rounded())), sorted.count - 6)
+        let heldOutCount = heldOutFraction == 0
+            ? 0 : min(max(1, Int((Double(sorted.count) * heldOutFraction).rounded())), sorted.count - 6)
         let rest = Array(byHeldOutKey.dropFirst(heldOutCount))
         let byValidationKey = rest.sorted {
             let a = Self.key(seed: seed, salt: "validation", name: $0.1.name, index: $0.0)
@@ -84,6 +89,7 @@ public struct TrainingSplit: Sendable {
         heldOut = byHeldOutKey.prefix(heldOutCount).sorted { $0.0 < $1.0 }.map(\.1)
         validation = byValidationKey.prefix(validationCount).sorted { $0.0 < $1.0 }.map(\.1)
         training = byValidationKey.dropFirst(validationCount).sorted { $0.0 < $1.0 }.map(\.1)
+        outsideHeldOut = rest.sorted { $0.0 < $1.0 }.map(\.1)
     }
 
     /// A 64-bit key from SHA-256 over the seed, a salt, the sample's name and its sorted position.

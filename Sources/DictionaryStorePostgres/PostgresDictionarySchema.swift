@@ -9,10 +9,15 @@ import PostgresNIO
 ///
 /// Version 1: `dcserve_dictionaries`, one row per (partition, hash): the bytes and the record of
 /// ``DictionaryTransport/DictionaryMetadata``. `partition` is NULL for dictionaries shared by every
-/// user (all of them today); per-user partitions fit later without a migration of existing rows.
+/// user.
+///
+/// Version 2 (per-user partitions, #14/#15): `partition` may only hold a partition id — 64 lowercase
+/// hex digits (an HMAC, never a credential) or `anonymous` — and an index on `last_served` serves the
+/// byte budget's least-recently-served order. Rows are looked up by (partition, hash) only.
 enum PostgresDictionarySchema {
-    static let currentVersion = 1
-    /// The LISTEN/NOTIFY channel: payloads `stored <hex>` and `removed <hex>`.
+    static let currentVersion = 2
+    /// The LISTEN/NOTIFY channel: payloads `stored <hex>` and `removed <hex>` for shared dictionaries,
+    /// `stored <hex> <partition>` and `removed <hex> <partition>` for partitioned ones.
     static let channel = "dcserve_dictionaries"
     /// Advisory lock keys ("dcserve" + a number): migrations, retention.
     static let migrationLock: Int64 = 0x6463_7365_7276_0001
@@ -41,6 +46,13 @@ enum PostgresDictionarySchema {
             )
             """,
             "CREATE INDEX dcserve_dictionaries_rule ON dcserve_dictionaries (partition, rule, last_served)",
+        ],
+        [
+            """
+            ALTER TABLE dcserve_dictionaries ADD CONSTRAINT dcserve_dictionaries_partition_id
+                CHECK (partition IS NULL OR partition ~ '^[0-9a-f]{64}$' OR partition = 'anonymous')
+            """,
+            "CREATE INDEX dcserve_dictionaries_recency ON dcserve_dictionaries (last_served)",
         ],
     ]
 

@@ -43,10 +43,18 @@ public final class PostgresDictionaryStore: DictionaryStore {
         public var lastError: String?
     }
 
-    /// A change another instance (or this one) made, as learnt from the database.
-    public enum Change: Sendable {
-        case stored(DictionaryHash)
-        case removed(DictionaryHash)
+    /// A change another instance (or this one) made, as learnt from the database; `partition` nil =
+    /// a shared dictionary.
+    public enum Change: Sendable, Equatable {
+        case stored(DictionaryHash, partition: String?)
+        case removed(DictionaryHash, partition: String?)
+    }
+
+    /// A row's identity: (partition, hash). The same bytes may be stored under several partitions,
+    /// each its own row and record.
+    struct RowKey: Hashable, Sendable {
+        var partition: String?
+        var hash: DictionaryHash
     }
 
     public let settings: PostgresStoreSettings
@@ -60,9 +68,30 @@ public final class PostgresDictionaryStore: DictionaryStore {
     private let metrics = Metrics()
 
     private struct State {
-        var index: [DictionaryHash: DictionaryMetadata] = [:]
-        var dirty: [DictionaryHash: Date] = [:]
-        var corrupted = Set<DictionaryHash>()
+        var index: [RowKey: DictionaryMetadata] = [:]
+        var dirty: [RowKey: Date] = [:]
+        var corrupted = Set<RowKey>()
+        /// Rows per hash (for `hashes`, and to forget a hash's library entry only when its last row goes).
+        var partitionsByHash: [DictionaryHash: Int] = [:]
+
+        mutating func set(_ key: RowKey, _ record: DictionaryMetadata) {
+            if index.updateValue(record, forKey: key) == nil { partitionsByHash[key.hash, default: 0] += 1 }
+        }
+
+        @discardableResult
+        mutating func remove(_ key: RowKey) -> DictionaryMetadata? {
+            dirty[key] = nil
+            guard let old = index.removeValue(forKey: key) else { return nil }
+            let left = (partitionsByHash[key.hash] ?? 1) - 1
+            partitionsByHash[key.hash] = left > 0 ? left : nil
+            return old
+        }
+
+        mutating func replaceAll(_ records: [RowKey: DictionaryMetadata]) {
+            index = records
+            partitionsByHash = [:]
+            for key in records.keys { partitionsByHash[key.hash, default: 0] += 1 }
+        }
         var status = Status(connected: false, since: Date(), lastError: nil)
         var stopped = false
     }
@@ -135,7 +164,7 @@ public final class PostgresDictionaryStore: DictionaryStore {
                     throw error
                 }
             }
-            state.withLock { $0.index = records }
+            state.withLock { $0.replaceAll(records) }
         } catch {
             runner.cancel()
             throw DictionaryStorePostgresError("cannot open the PostgreSQL dictionary store at \(settings): \(Self.describe(error))")
@@ -169,6 +198,7 @@ public final class PostgresDictionaryStore: DictionaryStore {
     @discardableResult
     public func put(_ bytes: [UInt8], description: DictionaryDescription, now: Date) throws -> DictionaryHash {
         let hash = SHA256.hash(bytes)
+        let key = RowKey(partition: description.partition, hash: hash)
         guard status.connected else {
             metrics.putFailures.increment()
             throw DictionaryStoreError("PostgreSQL dictionary store is unreachable (\(status.lastError ?? "disconnected")); not stored")
@@ -185,7 +215,7 @@ public final class PostgresDictionaryStore: DictionaryStore {
                     WITH up AS (
                         INSERT INTO dcserve_dictionaries AS d (partition, hash, bytes, byte_size, match, path_pattern, match_dest,
                             dictionary_id, rule, source_path, first_served, last_served, max_age, expires)
-                        VALUES (NULL, \(hex), \(buffer), \(bytes.count), \(d.pattern.source), \(d.pattern.pathname),
+                        VALUES (\(d.partition), \(hex), \(buffer), \(bytes.count), \(d.pattern.source), \(d.pattern.pathname),
                             \(d.matchDestinations), \(d.id?.value), \(d.rule), \(d.sourcePath), \(now), \(now), \(d.maxAge), \(expires))
                         ON CONFLICT ON CONSTRAINT dcserve_dictionaries_key DO UPDATE SET
                             -- a row whose bytes no longer match its hash is repaired by storing it again
@@ -201,7 +231,7 @@ public final class PostgresDictionaryStore: DictionaryStore {
                                     + make_interval(secs => COALESCE(EXCLUDED.max_age, d.max_age)) END
                         RETURNING \(unescaped: Self.recordColumns)
                     )
-                    SELECT \(unescaped: Self.recordColumns), pg_notify(\(PostgresDictionarySchema.channel), 'stored ' || hash) FROM up
+                    SELECT \(unescaped: Self.recordColumns), pg_notify(\(PostgresDictionarySchema.channel), \(unescaped: Self.notifyPayload("stored"))) FROM up
                     """, logger: logger)
                 var found: DictionaryMetadata?
                 for try await row in rows { found = try Self.record(from: row) }
@@ -213,22 +243,23 @@ public final class PostgresDictionaryStore: DictionaryStore {
             throw DictionaryStoreError("cannot store dictionary \(hex) in PostgreSQL: \(Self.describe(error))")
         }
         state.withLock { state in
-            state.index[hash] = record
-            state.corrupted.remove(hash)
+            state.set(key, record)
+            state.corrupted.remove(key)
         }
         logger.debug("stored dictionary", metadata: ["hash": "\(hex)", "bytes": "\(bytes.count)"])
         return hash
     }
 
-    public func get(_ hash: DictionaryHash) -> StoredDictionary? {
-        let known: Bool = state.withLock { $0.index[hash] != nil && !$0.corrupted.contains(hash) }
+    public func get(_ hash: DictionaryHash, partition: String?) -> StoredDictionary? {
+        let key = RowKey(partition: partition, hash: hash)
+        let known: Bool = state.withLock { $0.index[key] != nil && !$0.corrupted.contains(key) }
         guard known, status.connected else { return nil }
         let hex = hash.hex, client = self.client, logger = self.logger
         let fetched: ([UInt8], DictionaryMetadata)?
         do {
             fetched = try blockingAwait(timeout: settings.connectTimeoutSeconds, what: "read") {
                 let rows = try await client.query(
-                    "SELECT bytes, \(unescaped: Self.recordColumns) FROM dcserve_dictionaries WHERE partition IS NULL AND hash = \(hex)",
+                    "SELECT bytes, \(unescaped: Self.recordColumns) FROM dcserve_dictionaries WHERE partition IS NOT DISTINCT FROM \(partition) AND hash = \(hex)",
                     logger: logger)
                 var found: ([UInt8], DictionaryMetadata)?
                 for try await row in rows {
@@ -245,12 +276,12 @@ public final class PostgresDictionaryStore: DictionaryStore {
         metrics.fetches.increment()
         guard let (bytes, record) = fetched else {
             // Removed meanwhile (its notification is on the way).
-            _ = state.withLock { $0.index.removeValue(forKey: hash) }
+            _ = state.withLock { $0.remove(key) }
             return nil
         }
         let actual = SHA256.hash(bytes)
         guard actual == hash else {
-            state.withLock { _ = $0.corrupted.insert(hash) }
+            state.withLock { _ = $0.corrupted.insert(key) }
             metrics.corrupted.increment()
             logger.error("dictionary row in PostgreSQL is corrupted (SHA-256 mismatch); never used",
                          metadata: ["hash": "\(hex)", "actual": "\(actual.hex)"])
@@ -259,16 +290,22 @@ public final class PostgresDictionaryStore: DictionaryStore {
         return StoredDictionary(hash: hash, bytes: bytes, metadata: record)
     }
 
-    public func metadata(_ hash: DictionaryHash) -> DictionaryMetadata? {
-        state.withLock { $0.corrupted.contains(hash) ? nil : $0.index[hash] }
+    public func metadata(_ hash: DictionaryHash, partition: String?) -> DictionaryMetadata? {
+        let key = RowKey(partition: partition, hash: hash)
+        return state.withLock { $0.corrupted.contains(key) ? nil : $0.index[key] }
     }
 
-    /// Whether the row for `hash` was found corrupted (until stored again).
-    public func isCorrupted(_ hash: DictionaryHash) -> Bool { state.withLock { $0.corrupted.contains(hash) } }
+    public var records: [DictionaryMetadata] { state.withLock { Array($0.index.values) } }
+
+    /// Whether the row for (`partition`, `hash`) was found corrupted (until stored again).
+    public func isCorrupted(_ hash: DictionaryHash, partition: String? = nil) -> Bool {
+        state.withLock { $0.corrupted.contains(RowKey(partition: partition, hash: hash)) }
+    }
 
     @discardableResult
-    public func recordServed(_ hash: DictionaryHash, at date: Date) -> Bool {
-        state.withLock { state in
+    public func recordServed(_ hash: DictionaryHash, partition: String?, at date: Date) -> Bool {
+        let hash = RowKey(partition: partition, hash: hash)
+        return state.withLock { state in
             guard let i = state.index.index(forKey: hash) else { return false }
             if state.index.values[i].noteServed(at: date) { state.dirty[hash] = date }  // in place: no record copy
             return true
@@ -278,12 +315,15 @@ public final class PostgresDictionaryStore: DictionaryStore {
     /// Writes every pending `last_served` (and the `expires` it implies) in one statement. While
     /// disconnected the updates stay pending and this throws.
     public func flush() throws {
-        let pending: [DictionaryHash: Date] = state.withLock { state in
+        let pending: [RowKey: Date] = state.withLock { state in
             defer { state.dirty.removeAll() }
             return state.dirty
         }
         guard !pending.isEmpty else { return }
-        let hexes = pending.keys.map(\.hex), dates = pending.keys.map { pending[$0]!.timeIntervalSince1970 }
+        let keys = Array(pending.keys)
+        // Arrays of optionals do not encode: '' stands for NULL (never a partition id).
+        let hexes = keys.map(\.hash.hex), partitions = keys.map { $0.partition ?? "" }
+        let dates = keys.map { pending[$0]!.timeIntervalSince1970 }
         let client = self.client, logger = self.logger
         do {
             guard status.connected else { throw DictionaryStorePostgresError("disconnected") }
@@ -293,8 +333,8 @@ public final class PostgresDictionaryStore: DictionaryStore {
                         last_served = GREATEST(d.last_served, to_timestamp(u.served)),
                         expires = CASE WHEN d.max_age IS NULL THEN d.expires
                             ELSE GREATEST(d.last_served, to_timestamp(u.served)) + make_interval(secs => d.max_age) END
-                    FROM unnest(\(hexes)::text[], \(dates)::float8[]) AS u(hash, served)
-                    WHERE d.partition IS NULL AND d.hash = u.hash
+                    FROM unnest(\(hexes)::text[], \(partitions)::text[], \(dates)::float8[]) AS u(hash, partition, served)
+                    WHERE d.partition IS NOT DISTINCT FROM NULLIF(u.partition, '') AND d.hash = u.hash
                     """, logger: logger)
             }
         } catch {
@@ -327,20 +367,24 @@ public final class PostgresDictionaryStore: DictionaryStore {
                     guard locked else { return [] }
                     var records: [RetentionPlan.Record] = []
                     let rows = try await connection.query(
-                        "SELECT hash, rule, byte_size, last_served, expires FROM dcserve_dictionaries WHERE partition IS NULL",
+                        "SELECT hash, partition, rule, byte_size, last_served, expires FROM dcserve_dictionaries",
                         logger: logger)
-                    for try await (hex, rule, size, lastServed, expires) in rows.decode((String, String?, Int, Date, Date?).self) {
+                    for try await (hex, partition, rule, size, lastServed, expires)
+                        in rows.decode((String, String?, String?, Int, Date, Date?).self) {
                         guard let hash = DictionaryHash(hex: Substring(hex)) else { continue }
-                        records.append(.init(hash: hash, rule: rule, byteSize: size, lastServed: lastServed, expires: expires))
+                        records.append(.init(hash: hash, partition: partition, rule: rule, byteSize: size,
+                                             lastServed: lastServed, expires: expires))
                     }
                     let removals = RetentionPlan.removals(records, retention: retention, now: now)
                     guard !removals.isEmpty else { return [] }
-                    let hexes = removals.map(\.hash.hex)
+                    let hexes = removals.map(\.hash.hex), partitions = removals.map { $0.partition ?? "" }
                     try await connection.query("""
                         WITH gone AS (
-                            DELETE FROM dcserve_dictionaries WHERE partition IS NULL AND hash = ANY(\(hexes)::text[]) RETURNING hash
+                            DELETE FROM dcserve_dictionaries AS d USING unnest(\(hexes)::text[], \(partitions)::text[]) AS u(hash, partition)
+                            WHERE d.partition IS NOT DISTINCT FROM NULLIF(u.partition, '') AND d.hash = u.hash
+                            RETURNING d.hash, d.partition
                         )
-                        SELECT pg_notify(\(PostgresDictionarySchema.channel), 'removed ' || hash) FROM gone
+                        SELECT pg_notify(\(PostgresDictionarySchema.channel), \(unescaped: Self.notifyPayload("removed"))) FROM gone
                         """, logger: logger)
                     return removals
                 }
@@ -351,19 +395,20 @@ public final class PostgresDictionaryStore: DictionaryStore {
             return []
         }
         state.withLock { state in
-            for removal in removals {
-                state.index[removal.hash] = nil
-                state.dirty[removal.hash] = nil
-            }
+            for removal in removals { state.remove(RowKey(partition: removal.partition, hash: removal.hash)) }
         }
         for removal in removals {
-            logger.info("dictionary removed by retention", metadata: ["hash": "\(removal.hash.hex)", "reason": "\(removal.reason.rawValue)"])
-            notify(.removed(removal.hash))
+            logger.info("dictionary removed by retention", metadata: [
+                "hash": "\(removal.hash.hex)", "reason": "\(removal.reason.rawValue)", "partition": "\(removal.partition ?? "-")"])
+            notify(.removed(removal.hash, partition: removal.partition))
         }
         return removals
     }
 
-    public var hashes: [DictionaryHash] { state.withLock { Array($0.index.keys) } }
+    public var hashes: [DictionaryHash] { state.withLock { Array($0.partitionsByHash.keys) } }
+
+    /// Whether any partition (or the shared one) still holds `hash`.
+    public func holdsAnyRow(_ hash: DictionaryHash) -> Bool { state.withLock { $0.partitionsByHash[hash] != nil } }
 
     /// Sum of the sizes of all stored dictionaries (for metrics).
     public var totalByteCount: Int { state.withLock { $0.index.values.reduce(0) { $0 + $1.byteSize } } }
@@ -424,63 +469,63 @@ public final class PostgresDictionaryStore: DictionaryStore {
         }
     }
 
-    /// Every shared dictionary's record (no bytes).
+    /// Every dictionary's record, of every partition (no bytes).
     private static func loadRecords(on connection: PostgresConnection, logger: Logger) async throws
-        -> [DictionaryHash: DictionaryMetadata] {
-        var records: [DictionaryHash: DictionaryMetadata] = [:]
+        -> [RowKey: DictionaryMetadata] {
+        var records: [RowKey: DictionaryMetadata] = [:]
         let rows = try await connection.query(
-            "SELECT \(unescaped: Self.recordColumns) FROM dcserve_dictionaries WHERE partition IS NULL", logger: logger)
+            "SELECT \(unescaped: Self.recordColumns) FROM dcserve_dictionaries", logger: logger)
         for try await row in rows {
             let record = try Self.record(from: row)
-            if let hash = DictionaryHash(hex: Substring(record.hash)) { records[hash] = record }
+            if let hash = DictionaryHash(hex: Substring(record.hash)) { records[RowKey(partition: record.partition, hash: hash)] = record }
         }
         return records
     }
 
     private func reload(on connection: PostgresConnection) async throws {
         var records = try await Self.loadRecords(on: connection, logger: logger)
-        let removed: [DictionaryHash] = state.withLock { state in
+        let removed: [RowKey] = state.withLock { state in
             let removed = state.index.keys.filter { records[$0] == nil }
-            for (hash, var record) in records {
+            for (key, var record) in records {
                 // Keep this instance's newer, not yet flushed, last-served time.
-                if let pending = state.dirty[hash], pending > record.lastServed { record.lastServed = pending }
-                records[hash] = record
+                if let pending = state.dirty[key], pending > record.lastServed { record.lastServed = pending }
+                records[key] = record
             }
-            state.index = records
+            state.replaceAll(records)
             state.corrupted.removeAll()
-            for hash in removed { state.dirty[hash] = nil }
+            for key in removed { state.dirty[key] = nil }
             return removed
         }
-        for hash in removed { notify(.removed(hash)) }
+        for key in removed { notify(.removed(key.hash, partition: key.partition)) }
     }
 
     private func handle(_ payload: String, on connection: PostgresConnection) async throws {
-        let parts = payload.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, let hash = DictionaryHash(hex: parts[1]) else {
+        // `<verb> <hex>` (shared) or `<verb> <hex> <partition>` (partition ids contain no space).
+        let parts = payload.split(separator: " ", maxSplits: 2)
+        guard parts.count >= 2, let hash = DictionaryHash(hex: parts[1]) else {
             logger.warning("ignored unknown notification", metadata: ["payload": "\(payload.prefix(100))"])
             return
         }
+        let partition = parts.count == 3 ? String(parts[2]) : nil
+        let key = RowKey(partition: partition, hash: hash)
         switch parts[0] {
         case "stored":
             let rows = try await connection.query(
-                "SELECT \(unescaped: Self.recordColumns) FROM dcserve_dictionaries WHERE partition IS NULL AND hash = \(hash.hex)",
+                "SELECT \(unescaped: Self.recordColumns) FROM dcserve_dictionaries WHERE partition IS NOT DISTINCT FROM \(partition) AND hash = \(hash.hex)",
                 logger: logger)
             var record: DictionaryMetadata?
             for try await row in rows { record = try Self.record(from: row) }
             guard let record else { return }
             state.withLock { state in
                 var record = record
-                if let old = state.index[hash], old.lastServed > record.lastServed { record.lastServed = old.lastServed }
-                state.index[hash] = record
-                state.corrupted.remove(hash)
+                if let old = state.index[key], old.lastServed > record.lastServed { record.lastServed = old.lastServed }
+                state.set(key, record)
+                state.corrupted.remove(key)
             }
-            notify(.stored(hash))
+            notify(.stored(hash, partition: partition))
         case "removed":
-            let wasKnown: Bool = state.withLock { state in
-                state.dirty[hash] = nil
-                return state.index.removeValue(forKey: hash) != nil
-            }
-            if wasKnown { notify(.removed(hash)) }
+            let wasKnown: Bool = state.withLock { state in state.remove(key) != nil }
+            if wasKnown { notify(.removed(hash, partition: partition)) }
         default:
             logger.warning("ignored unknown notification", metadata: ["payload": "\(payload.prefix(100))"])
         }
@@ -493,8 +538,14 @@ public final class PostgresDictionaryStore: DictionaryStore {
     // MARK: Rows
 
     private static let recordColumns = """
-        hash, match, path_pattern, match_dest, dictionary_id, rule, source_path, first_served, last_served, max_age, expires, byte_size
+        hash, match, path_pattern, match_dest, dictionary_id, rule, source_path, first_served, last_served, max_age, expires, byte_size, \
+        partition
         """
+
+    /// SQL for a notification payload of a row with columns `hash` and `partition` (see ``handle``).
+    private static func notifyPayload(_ verb: String) -> String {
+        "'\(verb) ' || hash || COALESCE(' ' || partition, '')"
+    }
 
     private static func record(from row: PostgresRow, offset: Int = 0) throws -> DictionaryMetadata {
         let cells = Array(row.makeRandomAccess())
@@ -506,7 +557,7 @@ public final class PostgresDictionaryStore: DictionaryStore {
             pathPattern: try cell(2, String.self), matchDestinations: try cell(3, [String].self),
             id: try cell(4, String?.self), rule: try cell(5, String?.self), sourcePath: try cell(6, String?.self),
             firstServed: try cell(7, Date.self), lastServed: try cell(8, Date.self), maxAge: try cell(9, Int?.self),
-            expires: try cell(10, Date?.self), byteSize: try cell(11, Int.self))
+            expires: try cell(10, Date?.self), byteSize: try cell(11, Int.self), partition: try cell(12, String?.self))
     }
 
     /// An error as text for logs: PSQLError's description hides the server's message, so add it.

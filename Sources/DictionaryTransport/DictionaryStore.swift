@@ -12,17 +12,6 @@ public protocol DictionaryStore: Sendable {
     @discardableResult
     func put(_ bytes: [UInt8], description: DictionaryDescription, now: Date) throws -> DictionaryHash
 
-    /// The verified dictionary for `hash`, or nil when unknown, missing or corrupted.
-    func get(_ hash: DictionaryHash) -> StoredDictionary?
-
-    /// The record for `hash` without loading the bytes.
-    func metadata(_ hash: DictionaryHash) -> DictionaryMetadata?
-
-    /// Notes that the dictionary was advertised or used at `date` (cheap; persisted by ``flush()``;
-    /// `lastServed` moves in steps of at least a second).
-    /// False when the store does not hold `hash` (never stored, or removed by retention since).
-    @discardableResult
-    func recordServed(_ hash: DictionaryHash, at date: Date) -> Bool
 
     /// Persists pending record updates.
     func flush() throws
@@ -33,6 +22,36 @@ public protocol DictionaryStore: Sendable {
 
     /// Every stored hash.
     var hashes: [DictionaryHash] { get }
+
+    // Partitions (issue #14/#15). A dictionary of a private rule belongs to one partition
+    // (``DictionaryMetadata/partition``) and is found by (partition, hash) only: the hash-only methods
+    // above answer for shared dictionaries (partition nil) alone, never for a partitioned one.
+
+    /// The verified dictionary stored under (`partition`, `hash`); nil when unknown, missing, corrupted,
+    /// or stored only under another partition (or none). `partition` nil = shared.
+    func get(_ hash: DictionaryHash, partition: String?) -> StoredDictionary?
+
+    /// The record of (`partition`, `hash`) without loading the bytes.
+    func metadata(_ hash: DictionaryHash, partition: String?) -> DictionaryMetadata?
+
+    /// ``recordServed(_:at:)`` for (`partition`, `hash`); false when the store does not hold that pair.
+    @discardableResult
+    func recordServed(_ hash: DictionaryHash, partition: String?, at date: Date) -> Bool
+
+    /// Every record, of every partition (start-up rebuild of indexes; not for request paths).
+    var records: [DictionaryMetadata] { get }
+}
+
+extension DictionaryStore {
+    /// The verified shared dictionary for `hash`, or nil when unknown, missing, corrupted or partitioned.
+    public func get(_ hash: DictionaryHash) -> StoredDictionary? { get(hash, partition: nil) }
+    /// The record of the shared dictionary `hash` without loading the bytes.
+    public func metadata(_ hash: DictionaryHash) -> DictionaryMetadata? { metadata(hash, partition: nil) }
+    /// Notes that the shared dictionary was advertised or used at `date` (cheap; persisted by ``flush()``;
+    /// `lastServed` moves in steps of at least a second).
+    /// False when the store does not hold `hash` (never stored, or removed by retention since).
+    @discardableResult
+    public func recordServed(_ hash: DictionaryHash, at date: Date) -> Bool { recordServed(hash, partition: nil, at: date) }
 }
 
 extension DictionaryStore {
@@ -52,10 +71,13 @@ public struct DictionaryRemoval: Hashable, Sendable {
 
     public let hash: DictionaryHash
     public let reason: Reason
+    /// The partition the removed dictionary belonged to (nil = shared).
+    public let partition: String?
 
-    public init(hash: DictionaryHash, reason: Reason) {
+    public init(hash: DictionaryHash, reason: Reason, partition: String? = nil) {
         self.hash = hash
         self.reason = reason
+        self.partition = partition
     }
 }
 

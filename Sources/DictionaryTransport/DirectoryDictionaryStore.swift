@@ -135,7 +135,16 @@ public final class DirectoryDictionaryStore: DictionaryStore {
         return hash
     }
 
-    public func get(_ hash: DictionaryHash) -> StoredDictionary? {
+    public func get(_ hash: DictionaryHash, partition: String?) -> StoredDictionary? {
+        // One record per hash here: the partition of its first `put` (identical bytes stored later
+        // under another partition are not found for that one: a miss, never another partition's answer).
+        guard let stored = loadVerified(hash), stored.metadata.partition == partition else { return nil }
+        return stored
+    }
+
+    /// The verified dictionary `hash` whatever its partition — for a tier in front of which another
+    /// store decides partitions (``TieredDictionaryStore``'s local cache), never for request lookups.
+    public func loadVerified(_ hash: DictionaryHash) -> StoredDictionary? {
         let lookup: (DictionaryMetadata, [UInt8]?)? = state.withLock { state in
             guard let record = state.index[hash] else { return nil }
             if var cached = state.cache[hash] {
@@ -168,19 +177,37 @@ public final class DirectoryDictionaryStore: DictionaryStore {
         return StoredDictionary(hash: hash, bytes: bytes, metadata: record)
     }
 
-    public func metadata(_ hash: DictionaryHash) -> DictionaryMetadata? {
-        state.withLock { $0.index[hash] }
+    public func metadata(_ hash: DictionaryHash, partition: String?) -> DictionaryMetadata? {
+        state.withLock { state in state.index[hash].flatMap { $0.partition == partition ? $0 : nil } }
+    }
+
+    public var records: [DictionaryMetadata] { state.withLock { Array($0.index.values) } }
+
+    /// Notes a use of `hash` whatever its partition (recency for a cache tier's byte budget).
+    @discardableResult
+    public func recordUsed(_ hash: DictionaryHash, at date: Date) -> Bool {
+        guard let partition = state.withLock({ $0.index[hash].map { $0.partition } }) else { return false }
+        return recordServed(hash, partition: partition, at: date)
+    }
+
+    /// Whether `record` belongs to `partition`, and whether it moved (``DictionaryMetadata/noteServed(at:)``).
+    private static func serve(_ record: inout DictionaryMetadata, partition: String?, at date: Date) -> (matches: Bool, moved: Bool) {
+        guard record.partition == partition else { return (false, false) }
+        return (true, record.noteServed(at: date))
     }
 
     @discardableResult
-    public func recordServed(_ hash: DictionaryHash, at date: Date) -> Bool {
+    public func recordServed(_ hash: DictionaryHash, partition: String?, at date: Date) -> Bool {
         state.withLock { state in
             // Updated in place (one hash of the key, no copy of the record): called on every request.
             // Whole seconds are enough for `lastServed`: a busy dictionary is rewritten at most once a
             // second, not once per request.
             guard let i = state.index.index(forKey: hash) else { return false }
-            if state.index.values[i].noteServed(at: date) { state.dirty.insert(hash) }  // in place: no record copy
-            return true
+            // In place (`inout` through the dictionary's values): reading a field through the getter
+            // would copy the whole record.
+            let (matches, moved) = Self.serve(&state.index.values[i], partition: partition, at: date)
+            if moved { state.dirty.insert(hash) }
+            return matches
         }
     }
 
@@ -209,10 +236,10 @@ public final class DirectoryDictionaryStore: DictionaryStore {
         let removals: [DictionaryRemoval] = state.withLock { state in
             var removals: [DictionaryRemoval] = []
             func remove(_ hash: DictionaryHash, _ reason: DictionaryRemoval.Reason) {
-                guard state.index.removeValue(forKey: hash) != nil else { return }
+                guard let record = state.index.removeValue(forKey: hash) else { return }
                 if let cached = state.cache.removeValue(forKey: hash) { state.cachedBytes -= cached.bytes.count }
                 state.dirty.remove(hash)
-                removals.append(DictionaryRemoval(hash: hash, reason: reason))
+                removals.append(DictionaryRemoval(hash: hash, reason: reason, partition: record.partition))
             }
             if let keep = retention.keepPastExpiry {
                 for (hash, record) in state.index {

@@ -7,7 +7,8 @@ import HTTPCore
 import Logging
 
 /// One line per request through swift-log at `.info`, label "dcserve.access":
-/// `GET /index.html 200 1024B 0.213ms conn=42`.
+/// `GET /index.html 200 1024B 0.213ms conn=42`, followed by the response's `accessLogNote` when it
+/// has one (dcserve: `decision=dcz@0123456789abcdef rule=assets`).
 /// Duration runs from the moment the request was parsed to the moment its last byte was queued for
 /// sending, measured on the monotonic clock. With the logger's level above `.info` the line is never
 /// formatted (swift-log messages are autoclosures), so disabling it costs one comparison per request.
@@ -23,11 +24,16 @@ public struct AccessLog: Sendable {
 
     var isEnabled: Bool { logger.logLevel <= .info }
 
-    func record(method: String, target: String, status: Int, bytes: Int64, startNanos: UInt64, connectionID: UInt64) {
+    func record(method: String, target: String, status: Int, bytes: Int64, startNanos: UInt64, connectionID: UInt64,
+                note: (any CustomStringConvertible & Sendable)? = nil) {
         guard isEnabled else { return }
         if !excludedPaths.isEmpty, excludedPaths.contains(String(target.prefix { $0 != "?" })) { return }
         let micros = (MonotonicClock.nanoseconds() &- startNanos) / 1000
         let ms = "\(micros / 1000).\(String(micros % 1000 + 1000).dropFirst())"
-        logger.info("\(method) \(target) \(status) \(bytes)B \(ms)ms conn=\(connectionID)", source: "HTTPServer")
+        if let note {
+            logger.info("\(method) \(target) \(status) \(bytes)B \(ms)ms conn=\(connectionID) \(note.description)", source: "HTTPServer")
+        } else {
+            logger.info("\(method) \(target) \(status) \(bytes)B \(ms)ms conn=\(connectionID)", source: "HTTPServer")
+        }
     }
 }

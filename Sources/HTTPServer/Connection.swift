@@ -91,6 +91,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     private var currentStatus = 0
     private var currentBytes: Int64 = 0
     private var currentStart: UInt64 = 0
+    private var currentNote: (any CustomStringConvertible & Sendable)?
     private var continueSent = false
     private var inProcessInput = false
     private var inFlush = false
@@ -455,6 +456,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         let knownLength = machine.isHead ? (response.headContentLength ?? response.body.knownLength) : response.body.knownLength
         guard let plan = machine.responseReady(status: code, knownLength: knownLength) else { return }
         currentStatus = code
+        currentNote = response.accessLogNote
         if out.capacity == 0 { out.reserveCapacity(1024 + Int(min(response.body.knownLength ?? 0, Int64(context.configuration.inlineFileBodyLimit)))) }
         currentBytes = 0
         if let prepared = response.prepared {
@@ -532,7 +534,8 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     private func responseComplete() {
         failBodyStream(.connectionClosed)  // answered before its body ended: the connection closes after it
         context.accessLog.record(method: currentMethod, target: currentTarget, status: currentStatus, bytes: currentBytes,
-                                 startNanos: currentStart, connectionID: id)
+                                 startNanos: currentStart, connectionID: id, note: currentNote)
+        currentNote = nil
         switch machine.responseQueued() {
         case .parseNext:
             if inFlush {

@@ -22,6 +22,10 @@ public struct HTTPServerResponse: Sendable {
     /// e.g. the upstream's for a proxied HEAD) when the handler sends no body. Nil: the body's own
     /// length. Ignored for any other method (the body's length is what is sent).
     public var headContentLength: Int64?
+    /// Extra text for this response's access-log line (e.g. dcserve's `decision=dcz@…`), appended
+    /// after the connection id; never sent. Its `description` is only formatted when the access log
+    /// is enabled. Set by middleware; nil = nothing appended.
+    public var accessLogNote: (any CustomStringConvertible & Sendable)?
 
     public init(head: HTTPResponse, body: ResponseBody = .empty) {
         self.head = head

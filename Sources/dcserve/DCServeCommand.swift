@@ -17,6 +17,7 @@ struct DCServeCommand: AsyncParsableCommand {
             HashCommand.self,
             InspectCommand.self,
             FetchCommand.self,
+            LabCommand.self,
         ]
     )
 

@@ -54,6 +54,9 @@ struct FetchCommand: ParsableCommand {
     @Flag(help: "Do not fetch dictionaries announced with Link: rel=\"compression-dictionary\".")
     var noLinks = false
 
+    @Flag(help: "URL is a `dcserve lab` (http://HOST:PORT): run its whole plan with a fresh in-memory store, print the graded table; exit 0 only when every scenario passed.")
+    var lab = false
+
     /// At most this many linked dictionaries are fetched per run.
     static let maxLinkFetches = 4
 
@@ -72,6 +75,7 @@ struct FetchCommand: ParsableCommand {
 
     private func perform() throws {
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+        if lab { return try performLab() }
         var extra = HTTPFields()
         for line in header {
             guard let colon = line.firstIndex(of: ":"), let name = HTTPField.Name(String(line[..<colon]).trimmingCharacters(in: .whitespaces)) else {
@@ -184,6 +188,25 @@ struct FetchCommand: ParsableCommand {
     }
 
     private func log(_ line: String) { FileHandle.standardError.write(Data((line + "\n").utf8)) }
+
+    /// `--lab`: runs the lab's plan; prints the graded table (or the results JSON with `--json`).
+    private func performLab() throws {
+        let transport: any FetchTransport = switch self.transport {
+        case .eventloop: HTTPClientFetchTransport(caFile: cacert, timeoutSeconds: timeout)
+        case .socket: FetchHTTPExchange(caFile: cacert, timeoutSeconds: timeout)
+        }
+        let results = try LabPlanRunner(labURL: url, transport: transport, verbose: verbose).run()
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            FileHandle.standardOutput.write(try encoder.encode(results) + Data("\n".utf8))
+        } else {
+            FileHandle.standardOutput.write(Data(LabPlanRunner.table(results).utf8))
+        }
+        guard results.passed == results.scenarios.count else {
+            throw CLIError("lab: \(results.failed) scenario(s) failed, \(results.notRun) not run (report: \(url.hasSuffix("/") ? String(url.dropLast()) : url)/lab/runs/\(results.run)/)")
+        }
+    }
 
     static func defaultStoreDirectory() -> String {
         let env = ProcessInfo.processInfo.environment

@@ -40,8 +40,12 @@ struct ServeCommand: AsyncParsableCommand {
         "Quick mode: a URL path pattern whose responses become dictionaries (repeatable).", valueName: "pattern"))
     var dictionaryPatterns: [String] = []
 
+    @Option(name: .customLong("history-dictionaries"), help: ArgumentHelp(
+        "Quick mode: a URL path pattern with one :group segment (e.g. /api/chats/:chat/*); per group value a dictionary is built from recent responses and offered with Link (repeatable; defaults: dictionary ≤ 32 KiB from a 64 KiB window, first built after 4 KiB of responses, rebuilt after 8 KiB new content or 10 min, each usable 1 h, 4 kept per group).", valueName: "pattern"))
+    var historyPatterns: [String] = []
+
     @Option(name: .customLong("partition-header"), help: ArgumentHelp(
-        "Quick mode: every --dictionaries rule becomes private, partitioned by this request header (e.g. Authorization); requests without it share one anonymous partition.", valueName: "name"))
+        "Quick mode: every --dictionaries and --history-dictionaries rule becomes private, partitioned by this request header (e.g. Authorization); requests without it share one anonymous partition.", valueName: "name"))
     var partitionHeader: String?
 
     @Option(help: "Dictionary store directory (overrides store.path; default dictionaries/), or postgres://USER[:PASSWORD]@HOST:PORT/DB for the shared PostgreSQL store (store.path is then its local cache).")
@@ -86,6 +90,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Event loops serving connections (overrides server.eventLoops; default: one per core).")
     var eventLoops: Int?
 
+    @Flag(inversion: .prefixedNo, help: "Add DCServe-Decision (why this coding) to every response (overrides server.decisionHeader; default: on in quick mode, off with --config).")
+    var decisionHeader: Bool?
+
     @Flag(inversion: .prefixedNo, help: "One log line per request (logger dcserve.access, level info, written in batches at least every 100 ms; overrides server.accessLog).")
     var accessLog: Bool?
 
@@ -118,6 +125,7 @@ struct ServeCommand: AsyncParsableCommand {
             c = try await ConfigurationLoader.load(file: config)
         } else {
             c.admin.enabled = adminPort != nil  // quick mode: no second port unless asked for
+            c.server.decisionHeader = true  // quick mode is for client developers: say why
         }
         if let root { c.site.root = root }
         if let store {
@@ -143,6 +151,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let eventLoops { c.server.eventLoops = eventLoops }
         if let logLevel { c.server.logLevel = logLevel }
         if let accessLog { c.server.accessLog = accessLog }
+        if let decisionHeader { c.server.decisionHeader = decisionHeader }
         if let tlsCertificate { c.tls.certificate = tlsCertificate }
         if let tlsKey { c.tls.key = tlsKey }
         if let tlsPort { c.tls.port = Int(tlsPort) }
@@ -166,8 +175,19 @@ struct ServeCommand: AsyncParsableCommand {
             if let partitionHeader { rule.partition = .header(partitionHeader) }
             c.rules.append(rule)
         }
-        if partitionHeader != nil && dictionaryPatterns.isEmpty {
-            throw CLIError("--partition-header applies to --dictionaries rules: give at least one --dictionaries PATTERN")
+        for (i, pattern) in historyPatterns.enumerated() {
+            do {
+                try URLPattern.validate(pattern)
+            } catch {
+                throw CLIError("--history-dictionaries \(pattern): \(error)")
+            }
+            var rule = DictionaryRule(name: "history\(i + 1)", match: pattern)
+            rule.history = HistoryDictionarySettings()
+            if let partitionHeader { rule.partition = .header(partitionHeader) }
+            c.rules.append(rule)
+        }
+        if partitionHeader != nil && dictionaryPatterns.isEmpty && historyPatterns.isEmpty {
+            throw CLIError("--partition-header applies to --dictionaries and --history-dictionaries rules: give at least one of them")
         }
         try c.validate()
         return c
@@ -200,6 +220,10 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// `error` under the flag's name when a command-line option set that key.
     func describe(_ error: ConfigurationError) -> String {
+        if error.key.hasPrefix("dictionaries.history"), config == nil || !historyPatterns.isEmpty,
+           let n = Int(error.key.dropFirst("dictionaries.history".count).prefix { $0.isNumber }), n >= 1, n <= historyPatterns.count {
+            return "--history-dictionaries \(historyPatterns[n - 1]): \(error.reason) (\(error.key))"
+        }
         guard let flag = flagsByKey[error.key] else { return error.description }
         return "\(flag): \(error.reason) (\(error.key))"
     }

@@ -19,7 +19,8 @@ struct TrainCommand: ParsableCommand {
             skipped. At least 10 usable samples are needed.
 
             The samples are split by --seed into training (72 %), validation (8 %, chooses between \
-            candidate dictionaries) and held-out (20 %, the report). The dictionary is raw content \
+            candidate dictionaries) and held-out (20 %, the report). The chosen method is then built \
+            again from training and validation samples together. The dictionary is raw content \
             (no zstd header) and the same inputs and seed always give the same bytes.
             """
     )
@@ -63,7 +64,7 @@ struct TrainCommand: ParsableCommand {
     @Option(name: .long, help: "Seed of the training/held-out split.")
     var seed: UInt64 = 0
 
-    @Option(name: .customLong("held-out"), help: "Fraction of samples held out for the report (0 < f < 1).")
+    @Option(name: .customLong("held-out"), help: "Fraction of samples held out for the report (0 <= f < 1; 0: no report, e.g. when you hold pages out yourself).")
     var heldOut: Double = 0.2
 
     @Option(name: .long, help: "Training effort: fast, default or max.")

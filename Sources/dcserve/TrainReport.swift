@@ -41,6 +41,9 @@ struct TrainReport {
             + (split.skippedTiny.isEmpty ? "" : "; \(split.skippedTiny.count) skipped (< 32 bytes)")
             + (truncated.isEmpty ? "" : "; \(truncated.count) truncated to 32 MiB")
             + "; \(result.trainingBuffer.pieces) training pieces (\(result.trainingBuffer.splitSamples) samples split at 128 KiB)")
+        if let rebuilt = result.rebuiltFromSamples {
+            lines.append("            final dictionary: the chosen method built again from \(rebuilt) samples (training + validation)")
+        }
         lines.append("")
         lines.append("candidates (validation, dcz-\(result.selectionLevel) bytes; no dictionary: \(result.validationBytesWithoutDictionary))")
         for c in result.candidates {
@@ -48,6 +51,9 @@ struct TrainReport {
             lines.append(" \(mark) \(pad(c.method, 14)) \(pad(String(c.validationBytes), 10, right: true))  \(c.detail)")
         }
         lines.append("")
+        if evaluation.responses == 0 {
+            lines.append("held-out evaluation: none (--held-out 0); measure the dictionary on pages you kept out")
+        }
         lines.append("held-out evaluation: \(evaluation.responses) responses, \(evaluation.identityBytes) bytes uncompressed")
         lines.append("  \(pad("coding", 8)) \(pad("bytes", 12, right: true)) \(pad("saved", 8, right: true))")
         for m in evaluation.measurements {
@@ -81,6 +87,7 @@ struct TrainReport {
                 "heldOutNames": split.heldOut.map(\.name), "skippedTiny": split.skippedTiny, "truncated": truncated,
                 "trainingPieces": result.trainingBuffer.pieces, "trainingBytes": result.trainingBuffer.bytes,
                 "splitSamples": result.trainingBuffer.splitSamples,
+                "rebuiltFrom": result.rebuiltFromSamples as Any,
             ],
             "candidates": result.candidates.map {
                 ["method": $0.method, "parameters": $0.detail, "bytes": $0.bytes.count, "validationBytes": $0.validationBytes,
@@ -100,7 +107,7 @@ struct TrainReport {
                 },
             ],
             "seed": seed, "effort": effort.rawValue,
-            "seconds": ["training": trainingSeconds, "evaluation": evaluationSeconds],
+            "seconds": ["training": trainingSeconds, "evaluation": evaluationSeconds, "rebuild": result.rebuildSeconds],
             "config": configSnippet, "link": linkHeader,
         ]
         return Self.jsonText(object)

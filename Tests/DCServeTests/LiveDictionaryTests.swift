@@ -56,7 +56,7 @@ import Testing
         #expect(index.verdict(h[0], partition: "p1") == .allowed)
         #expect(index.verdict(h[0], partition: "p2") == .otherPartition)
         #expect(index.verdict(h[3], partition: "p1") == .notLive)
-        #expect(index.add(h[2], at: key) == [h[0]])
+        #expect(index.add(h[2], at: key).map(\.hash) == [h[0]])
         #expect(index.verdict(h[0], partition: "p1") == .pastRetention)
         #expect(index.verdict(h[1], partition: "p1") == .allowed)
         // The same bytes in another partition are that partition's own version.
@@ -78,6 +78,57 @@ import Testing
             #expect(index.verdict(SHA256.hash(Array("\(p)/0".utf8)), partition: "p\(p)") == .pastRetention)
             #expect(index.verdict(SHA256.hash(Array("\(p)/2".utf8)), partition: "p\(p)") == .allowed)
             #expect(index.verdict(SHA256.hash(Array("\(p)/2".utf8)), partition: "p\((p + 1) % partitions)") == .otherPartition)
+        }
+    }
+
+    @Test func globalByteBudgetEvictsTheLeastRecentlyUsedAcrossPartitions() {
+        // 3 versions of 100 bytes fit; each partition may keep 2.
+        let index = LiveVersionIndex(limits: ["calendar": 2], maxBytes: 300)
+        func h(_ s: String) -> DictionaryHash { SHA256.hash(Array(s.utf8)) }
+        func key(_ p: String) -> LiveVersionIndex.SlotKey { .init(rule: "calendar", partition: p, path: "/api/calendar") }
+        #expect(index.add(h("a1"), at: key("a"), bytes: 100).isEmpty)
+        #expect(index.add(h("b1"), at: key("b"), bytes: 100).isEmpty)
+        #expect(index.add(h("c1"), at: key("c"), bytes: 100).isEmpty)
+        // a1 is named by its client: now the most recently used; b1 is the least.
+        #expect(index.verdict(h("a1"), partition: "a") == .allowed)
+        let evicted = index.add(h("d1"), at: key("d"), bytes: 100)
+        #expect(evicted == [.init(partition: "b", hash: h("b1"))])
+        #expect(index.verdict(h("b1"), partition: "b") == .pastRetention)
+        #expect(index.verdict(h("b1"), partition: "a") == .otherPartition)
+        #expect(index.verdict(h("a1"), partition: "a") == .allowed)
+        #expect(index.totalBytes == 300 && index.count == 3)
+        // A version larger than the budget alone is kept (never evicted by its own add); the rest go.
+        let big = index.add(h("e1"), at: key("e"), bytes: 1000)
+        #expect(Set(big.map(\.partition)) == ["a", "c", "d"])
+        #expect(index.verdict(h("e1"), partition: "e") == .allowed)
+        // The count cap still applies per (partition, URL) and its drops leave the budget.
+        let small = LiveVersionIndex(limits: ["calendar": 1], maxBytes: 1000)
+        small.add(h("x1"), at: key("x"), bytes: 400)
+        #expect(small.add(h("x2"), at: key("x"), bytes: 400).map(\.hash) == [h("x1")])
+        #expect(small.totalBytes == 400)
+    }
+
+    @Test func hundredThousandPartitionsLookupsAndEvictionsDoNotScan() {
+        let partitions = 100_000
+        // Room for half the versions: the first half of the partitions is evicted, oldest first.
+        let index = LiveVersionIndex(limits: ["calendar": 3], maxBytes: partitions / 2 * 64)
+        func h(_ p: Int) -> DictionaryHash { SHA256.hash(Array("calendar \(p)".utf8)) }
+        var evictedTotal = 0
+        for p in 0..<partitions {
+            let before = index.examined
+            let removed = index.add(h(p), at: .init(rule: "calendar", partition: "p\(p)", path: "/api/calendar"), bytes: 64)
+            evictedTotal += removed.count
+            // One add touches a bounded number of entries, whatever the number of partitions.
+            #expect(index.examined - before <= 4 + 3 * removed.count)
+            if p >= partitions / 2 { #expect(removed.map(\.partition) == ["p\(p - partitions / 2)"]) }
+        }
+        #expect(evictedTotal == partitions / 2 && index.count == partitions / 2)
+        for p in stride(from: 0, to: partitions, by: 9973) {
+            let before = index.examined
+            let verdict = index.verdict(h(p), partition: "p\(p)")
+            #expect(index.examined - before <= 2, "a lookup touches its own entry (and its LRU link)")
+            #expect(verdict == (p < partitions / 2 ? .pastRetention : .allowed))
+            #expect(index.verdict(h(p), partition: "p\(p + 1)") == .otherPartition)
         }
     }
 }

@@ -19,7 +19,8 @@ final class RecordingObserver: CompressionObserver {
     func variantCache(hit: Bool) { add("variantCache \(hit)") }
     func encoded(coding: ContentCoding, level: Int, duration: Duration) { add("encoded \(coding) \(level)") }
     func storedDictionary(_ hash: DictionaryHash, bytes: Int) { add("stored \(hash.hex.prefix(8)) \(bytes)") }
-    func sizes(identity: Int, bestPlain: Int, sent: Int) { add("sizes \(identity) \(bestPlain) \(sent)") }
+    func sizes(rule: String?, identity: Int, bestPlain: Int, sent: Int) { add("sizes \(identity) \(bestPlain) \(sent)") }
+    func responded(_ r: ResponseRecord) { add("responded \(r.method) \(r.path) \(r.status) \(r.decision.fieldValue)") }
     private func add(_ line: String) { lines.withLock { $0.append(line) } }
 }
 
@@ -34,7 +35,7 @@ struct MemoFixture {
     static let v1 = Array((0..<400).map { "let value\($0) = compute(\($0), 'first edition');\n" }.joined().utf8)
     static let v2 = Array((0..<400).map { "let value\($0) = compute(\($0 * 3), 'second edition');\n" }.joined().utf8)
 
-    init(retention: DictionaryRetention = DictionaryRetention()) throws {
+    init(retention: DictionaryRetention = DictionaryRetention(), decisionHeader: Bool = false) throws {
         site = FileManager.default.temporaryDirectory.appendingPathComponent("memo-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: site.appendingPathComponent("static"), withIntermediateDirectories: true)
         try Data(Self.v1).write(to: site.appendingPathComponent("static/app.v1.js"))
@@ -46,7 +47,8 @@ struct MemoFixture {
             rules: try DictionaryRuleSet(rules: [DictionaryRule(name: "bundle", match: "/static/app.*.js")], outOfBand: []),
             settings: settings, store: store, library: DictionaryLibrary(store: store),
             variants: VariantCache(budget: 64 << 20), resources: ResourceCache(budget: 64 << 20),
-            background: BackgroundEncoder(maxConcurrent: 1), observer: observer, logger: Logger(label: "test"))
+            background: BackgroundEncoder(maxConcurrent: 1), observer: observer, logger: Logger(label: "test"),
+            decisionHeader: decisionHeader)
         files = try StaticFileHandler(root: site.path)
     }
 

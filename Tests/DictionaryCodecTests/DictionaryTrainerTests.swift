@@ -37,6 +37,21 @@ private func samples(_ count: Int, seed: UInt64 = 1) -> [TrainingSample] {
         #expect(c.heldOut.map(\.name) != a.heldOut.map(\.name))
     }
 
+    /// Held-out fraction 0 (the caller keeps its own held-out set): no held-out samples, and
+    /// `outsideHeldOut` is training + validation in name order.
+    @Test func zeroHeldOutKeepsEverySampleForTrainingAndValidation() throws {
+        let input = samples(50)
+        let split = try TrainingSplit(samples: input, heldOutFraction: 0, seed: 3)
+        #expect(split.heldOut.isEmpty)
+        #expect(split.validation.count == 5 && split.training.count == 45)
+        #expect(split.outsideHeldOut.map(\.name) == input.map(\.name).sorted())
+        let withHeldOut = try TrainingSplit(samples: input, heldOutFraction: 0.2, seed: 3)
+        #expect(Set(withHeldOut.outsideHeldOut.map(\.name)) == Set((withHeldOut.training + withHeldOut.validation).map(\.name)))
+        #expect(throws: TrainingError.heldOutFractionOutOfRange(-0.1)) {
+            try TrainingSplit(samples: input, heldOutFraction: -0.1, seed: 0)
+        }
+    }
+
     @Test func badInputsAreTypedErrors() {
         #expect(throws: TrainingError.noSamples) { try TrainingSplit(samples: [], heldOutFraction: 0.2, seed: 0) }
         #expect(throws: TrainingError.tooFewSamples(found: 4, required: 10)) {
@@ -102,6 +117,31 @@ private func samples(_ count: Int, seed: UInt64 = 1) -> [TrainingSample] {
         #expect(!ZstdDictionaryBuilder.hasZstdDictionaryMagic(optimized.content))
         buffer = TrainingBuffer(samples: [])
         #expect(throws: TrainingError.self) { try ZstdDictionaryBuilder.cover(buffer, targetSize: 2048, parameters: .init(k: 200, d: 8)) }
+    }
+
+    /// The chosen method is built once more from training + validation samples; the held-out set
+    /// never reaches it. Without the rebuild the result is the chosen candidate's own bytes.
+    @Test func finalDictionaryIsRebuiltFromEverySampleOutsideTheHeldOutSet() throws {
+        var options = DictionaryTrainingOptions()
+        options.targetSize = 4096
+        let input = samples(120)
+        let rebuilt = try DictionaryTrainer.train(samples: input, options: options)
+        #expect(rebuilt.rebuiltFromSamples == rebuilt.split.outsideHeldOut.count)
+        #expect(rebuilt.split.outsideHeldOut.count == rebuilt.split.training.count + rebuilt.split.validation.count)
+        #expect(rebuilt.dictionary.count > 0 && rebuilt.dictionary.count <= 4096)
+        options.rebuildChosen = false
+        let plain = try DictionaryTrainer.train(samples: input, options: options)
+        #expect(plain.rebuiltFromSamples == nil && plain.dictionary == plain.chosen.bytes)
+        #expect(plain.chosen.isSame(as: rebuilt.chosen))
+        // The rebuild is the chosen refined variant on more samples: different bytes, same method.
+        #expect(rebuilt.dictionary != plain.dictionary)
+        // Held-out samples cannot influence it: changing them leaves the dictionary as it is.
+        let heldOut = Set(rebuilt.split.heldOut.map(\.name))
+        let altered = input.map { s in
+            heldOut.contains(s.name) ? TrainingSample(name: s.name, bytes: Array("unrelated \(s.name) ".utf8) + s.bytes.reversed()) : s
+        }
+        options.rebuildChosen = true
+        #expect(try DictionaryTrainer.train(samples: altered, options: options).dictionary == rebuilt.dictionary)
     }
 
     @Test func progressReachesOneAndEstimates() {

@@ -143,11 +143,12 @@ struct PostgresDictionaryStoreTests {
 
     @Test func retentionRunsOnOneInstanceAtATimeAndIsSeenByAll() async throws {
         let settings = try await TestPostgres.freshDatabase()
+        // The count cap bounds only expired dictionaries (#13): both are past `expires` at t0 + 20.
         let retention = DictionaryRetention(maxCountPerRule: 1)
         let a = try await open(settings, retention: retention)
         let b = try await open(settings, retention: retention)
         defer { a.shutdown(); b.shutdown() }
-        let (t0, bytes1, bytes2, d) = (t0, bytes1, bytes2, description())
+        let (t0, bytes1, bytes2, d) = (t0, bytes1, bytes2, description(maxAge: 5))
         let h1 = try await onThread { try a.put(bytes1, description: d, now: t0) }
         let h2 = try await onThread { try a.put(bytes2, description: d, now: t0.addingTimeInterval(10)) }
         #expect(await eventually { b.metadata(h1) != nil && b.metadata(h2) != nil })

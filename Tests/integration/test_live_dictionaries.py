@@ -189,8 +189,15 @@ def test_partition_secret_and_no_credential_on_disk(live):
         if path.is_file():
             data = path.read_bytes()
             assert b"alice" not in data and b"Bearer" not in data, f"credential in {path.name}"
-    records = [json.loads(p.read_text()) for p in store.glob("*.json")]
-    partitions = {r.get("partition") for r in records if r.get("rule") == "calendar"}
+    # Live versions are written in the background (never on the request path): wait for them (bounded).
+    import time
+    deadline = time.monotonic() + 10
+    while True:
+        records = [json.loads(p.read_text()) for p in store.glob("*.json")]
+        partitions = {r.get("partition") for r in records if r.get("rule") == "calendar"}
+        if len(partitions) >= 2 or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     assert len(partitions) == 2 and all(p and len(p) == 64 for p in partitions), partitions
 
 

@@ -133,7 +133,9 @@ def test_three_instances_share_dictionaries(dcserve_bin, three, brotli_cli):
 
 def test_retention_by_one_instance_is_seen_by_all(dcserve_bin, tmp_path, postgres_server):
     name, url = postgres_server.new_database()
-    sites = [make_site(tmp_path, url, n, maxEntriesPerRule=1) for n in "abc"]
+    # Room for v2 but not for both: the byte budget removes the least recently served (#13: the
+    # per-rule count cap only bounds expired dictionaries, and these are fresh for a day).
+    sites = [make_site(tmp_path, url, n, maxBytes=len(V2) + len(V1) // 2) for n in "abc"]
     with ExitStack() as stack:
         a, b, c = start(dcserve_bin, sites, stack)
         assert a.get("/static/app.v1.js")[0] == 200
@@ -141,7 +143,9 @@ def test_retention_by_one_instance_is_seen_by_all(dcserve_bin, tmp_path, postgre
         for server in (b, c):
             assert wait_for(lambda: server.get("/static/lib.js", delta_headers(V1, "dcz"))[1]
                             .get("Content-Encoding") == "dcz", timeout=2), server.logs()
-        # v2 stored later: the rule keeps one, so v1 (least recently served) goes, removed by one instance.
+        # v2 stored later (a second on: recency has whole-second steps), so v1, the least recently served,
+        # goes, removed by one instance.
+        time.sleep(1.1)
         assert "Use-As-Dictionary" in a.get("/static/app.v2.js")[1]
         assert wait_for(lambda: postgres_server.psql("SELECT count(*) FROM dcserve_dictionaries", name) == "1", timeout=10)
         assert postgres_server.psql("SELECT hash FROM dcserve_dictionaries", name) == hashlib.sha256(V2).hexdigest()

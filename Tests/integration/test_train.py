@@ -336,3 +336,26 @@ def test_samples_from_store_rule(dcserve_bin, corpus, tmp_path):
             check=False)
     assert r.returncode != 0 and b'no responses for rule "nope"' in r.stderr
     assert not (tmp_path / "n.dict").exists()
+
+
+def test_held_out_zero_trains_on_every_sample_given(dcserve_bin, trained, tmp_path):
+    """#13 item 14: with the caller's own held-out pages kept outside the samples, `--held-out 0`
+    holds out nothing more; the chosen method is rebuilt from all given samples (training + validation)."""
+    _, report, corpus = trained
+    assert report["samples"]["rebuiltFrom"] == report["samples"]["training"] + report["samples"]["validation"]
+    out = tmp_path / "all.dict"
+    r = run(dcserve_bin, "train", "--samples", str(corpus), "--size", "16K", "--held-out", "0", "--output", str(out),
+            "--json", "--progress", "none")
+    all_samples = json.loads(r.stdout)
+    s = all_samples["samples"]
+    assert s["heldOut"] == 0 and s["heldOutNames"] == [] and s["training"] + s["validation"] == 80
+    assert s["rebuiltFrom"] == 80
+    assert all_samples["evaluation"]["responses"] == 0
+    assert 0 < len(out.read_bytes()) <= SIZE and not out.read_bytes().startswith(ZSTD_DICT_MAGIC)
+    text = run(dcserve_bin, "train", "--samples", str(corpus), "--size", "16K", "--held-out", "0", "--output",
+               str(tmp_path / "t.dict"), "--progress", "none").stdout.decode()
+    assert "built again from 80 samples" in text and "none (--held-out 0)" in text
+    assert (tmp_path / "t.dict").read_bytes() == out.read_bytes()  # deterministic
+    bad = run(dcserve_bin, "train", "--samples", str(corpus), "--held-out", "1.5", "--output", str(tmp_path / "b.dict"),
+              check=False)
+    assert bad.returncode != 0 and b"held-out fraction" in bad.stderr and not (tmp_path / "b.dict").exists()

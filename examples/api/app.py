@@ -27,6 +27,17 @@ Live responses (issue #14):
   /api/calendar/update      POST (same bearer token): adds one event to that user's calendar
   /api/calendar-tagged      the same calendar, naming its owner in `Dictionary-Partition: <user id>` for a
                             proxy rule partitioned by `upstreamHeader` (dcserve removes the field)
+  /api/calendar-owned       the same, but the API states a lifetime that lets clients keep the response
+                            as a dictionary (private, max-age=0, stale-while-revalidate=86400)
+  /api/profile?rev=R        a small per-user document (about 660 bytes, private, no-cache) at revision R
+                            (default 1): many users, small bodies (retention tests of per-user partitions)
+
+One-on-one chats (issue #16, history dictionaries), per-user bearer tokens `alice`, `bob`, `carol`
+(401 without a known token, 404 for a chat the user is not in):
+  /api/chats                        GET: the caller's chats; POST {"with": USER}: a new chat, answers its id
+  /api/chats/{chat}/messages?since=N  GET: the chat and its messages with id > N (private, no-cache)
+  /api/chats/{chat}/messages        POST {"text": "..."}: adds a message by the caller, answers it (201)
+Seeded chats: 1 alice+bob, 2 alice+carol, 3 bob+carol, each with a few messages.
 """
 from __future__ import annotations
 
@@ -219,6 +230,30 @@ async def calendar_tagged(request: Request) -> Response:
     return response
 
 
+async def calendar_owned(request: Request) -> Response:
+    response = await calendar_tagged(request)
+    if response.status_code == 200:
+        response.headers["Cache-Control"] = "private, max-age=0, stale-while-revalidate=86400"
+    return response
+
+
+def profile_document(user: str, revision: str = "1") -> bytes:
+    """`user`'s profile at `revision`: about 660 bytes of JSON naming the user."""
+    owner = hashlib.sha256(user.encode()).hexdigest()
+    return json.dumps({"owner": owner, "revision": revision[:16], "name": f"User {owner[:8]}", "locale": "en-GB", "timezone": "Europe/London",
+                       "settings": {"theme": "dark", "digest": "daily", "notifications": ["mentions", "replies", "invites"]},
+                       "about": f"Profile of {owner} for the retention test: " + "partitioned dictionaries. " * 12},
+                      separators=(",", ":")).encode()
+
+
+async def profile(request: Request) -> Response:
+    user = bearer(request)
+    if user is None:
+        return PlainTextResponse("bearer token required\n", status_code=401)
+    return Response(profile_document(user, request.query_params.get("rev", "1")), media_type="application/json",
+                    headers={"Cache-Control": "private, no-cache"})
+
+
 async def calendar_update(request: Request) -> Response:
     user = bearer(request)
     if user is None:
@@ -227,12 +262,97 @@ async def calendar_update(request: Request) -> Response:
     return JSONResponse({"events": CALENDARS[user]})
 
 
+#: Chat users by bearer token, and the chats (id → participants and messages).
+CHAT_USERS = {
+    "alice": {"id": "u-alice", "name": "Alice Martin", "avatar": "https://cdn.example.com/avatars/u-alice.png",
+              "status": "online", "timezone": "Europe/Paris"},
+    "bob": {"id": "u-bob", "name": "Bob Okafor", "avatar": "https://cdn.example.com/avatars/u-bob.png",
+            "status": "away", "timezone": "Africa/Lagos"},
+    "carol": {"id": "u-carol", "name": "Carol Nguyen", "avatar": "https://cdn.example.com/avatars/u-carol.png",
+              "status": "online", "timezone": "Asia/Ho_Chi_Minh"},
+}
+CHATS: dict[str, dict] = {}
+
+
+def new_chat(a: str, b: str) -> str:
+    chat = str(len(CHATS) + 1)
+    CHATS[chat] = {"participants": [a, b], "messages": []}
+    return chat
+
+
+def add_message(chat: str, author: str, text: str) -> dict:
+    messages = CHATS[chat]["messages"]
+    n = len(messages) + 1
+    seconds = 37 * n
+    message = {"id": n, "chat": chat, "author": CHAT_USERS[author],
+               "sent_at": f"2026-11-23T{9 + seconds // 3600 % 12:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}Z",
+               "text": text, "edited": False, "reactions": [], "reply_to": n - 1 if n > 1 else None,
+               "delivery": {"state": "delivered", "read_by": [p for p in CHATS[chat]["participants"] if p != author]}}
+    messages.append(message)
+    return message
+
+
+for _a, _b, _lines in [("alice", "bob", ["Hi Bob, are we still on for the tram line review?", "Yes, Thursday at ten.",
+                                         "Great, I will bring the quarterly figures."]),
+                       ("alice", "carol", ["Carol, did you see the council agenda?", "Not yet, sending it now."]),
+                       ("bob", "carol", ["Lunch tomorrow?", "Sure, the usual place at noon."])]:
+    _chat = new_chat(_a, _b)
+    for _i, _line in enumerate(_lines):
+        add_message(_chat, _a if _i % 2 == 0 else _b, _line)
+
+
+def chat_user(request: Request) -> str | None:
+    user = bearer(request)
+    return user if user in CHAT_USERS else None
+
+
+async def chats(request: Request) -> Response:
+    user = chat_user(request)
+    if user is None:
+        return PlainTextResponse("bearer token of a chat user required (alice, bob, carol)\n", status_code=401)
+    if request.method == "POST":
+        other = (await request.json()).get("with")
+        if other not in CHAT_USERS or other == user:
+            return PlainTextResponse("\"with\" must name another chat user\n", status_code=400)
+        return JSONResponse({"chat": new_chat(user, other)}, status_code=201)
+    mine = [{"id": c, "participants": [CHAT_USERS[p] for p in v["participants"]], "messages": len(v["messages"])}
+            for c, v in CHATS.items() if user in v["participants"]]
+    return JSONResponse({"chats": mine}, headers={"Cache-Control": "private, no-cache"})
+
+
+async def chat_messages(request: Request) -> Response:
+    user = chat_user(request)
+    if user is None:
+        return PlainTextResponse("bearer token of a chat user required (alice, bob, carol)\n", status_code=401)
+    chat = request.path_params["chat"]
+    if chat not in CHATS or user not in CHATS[chat]["participants"]:
+        return PlainTextResponse("no such chat\n", status_code=404)
+    if request.method == "POST":
+        text = (await request.json()).get("text")
+        if not isinstance(text, str) or not text:
+            return PlainTextResponse("\"text\" must be a non-empty string\n", status_code=400)
+        return JSONResponse(add_message(chat, user, text), status_code=201)
+    try:
+        since = int(request.query_params.get("since", "0"))
+    except ValueError:
+        return PlainTextResponse("since must be an integer\n", status_code=400)
+    messages = CHATS[chat]["messages"]
+    document = {"chat": {"id": chat, "participants": [CHAT_USERS[p] for p in CHATS[chat]["participants"]]},
+                "since": since, "messages": messages[max(0, since):], "last": len(messages)}
+    return Response(json.dumps(document, separators=(",", ":")).encode(), media_type="application/json",
+                    headers={"Cache-Control": "private, no-cache"})
+
+
 app = Starlette(routes=[
+    Route("/api/chats", chats, methods=["GET", "POST"]),
+    Route("/api/chats/{chat}/messages", chat_messages, methods=["GET", "POST"]),
     Route("/latest_news", latest_news),
     Route("/latest_news/update", latest_news_update, methods=["POST"]),
     Route("/api/calendar", calendar),
     Route("/api/calendar/update", calendar_update, methods=["POST"]),
     Route("/api/calendar-tagged", calendar_tagged),
+    Route("/api/calendar-owned", calendar_owned),
+    Route("/api/profile", profile),
     Route("/api/items", items),
     Route("/api/items/{n:int}", items_version),
     Route("/api/echo", echo, methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]),

@@ -55,6 +55,7 @@ public enum ConfigurationLoader {
         c.server.eventLoops = try r.int("server.eventLoops") ?? c.server.eventLoops
         c.server.logLevel = try r.string("server.logLevel") ?? c.server.logLevel
         c.server.accessLog = try r.bool("server.accessLog") ?? c.server.accessLog
+        c.server.decisionHeader = try r.bool("server.decisionHeader") ?? c.server.decisionHeader
         try readTLS(r, into: &c)
         c.site.root = try r.string("site.root") ?? c.site.root
         c.store.path = try r.string("store.path") ?? c.store.path
@@ -109,6 +110,7 @@ public enum ConfigurationLoader {
             if let name = try r.string("\(k).partition.header") { rule.partition = .header(name) }
             if let name = try r.string("\(k).partition.cookie") { rule.partition = .cookie(name) }
             if let name = try r.string("\(k).partition.upstreamHeader") { rule.partition = .upstreamHeader(name) }
+            rule.history = try readHistory(r, key: "\(k).history")
             c.rules.append(rule)
         }
 
@@ -136,6 +138,27 @@ public enum ConfigurationLoader {
 }
 
 extension ConfigurationLoader {
+    /// `dictionaries.<rule>.history.*` (issue #16); nil when the rule has no `history` object.
+    static func readHistory(_ r: ConfigValues, key k: String) throws -> HistoryDictionarySettings? {
+        var h = HistoryDictionarySettings()
+        let enabled = try r.bool("\(k).enabled")
+        if enabled == false { return nil }
+        var present = enabled ?? false
+        func int(_ field: String, _ into: inout Int) throws {
+            if let v = try r.int("\(k).\(field)") { into = v; present = true }
+        }
+        try int("maxBytes", &h.maxDictionaryBytes)
+        try int("windowBytes", &h.windowBytes)
+        try int("firstBuildBytes", &h.firstBuildBytes)
+        try int("rebuildBytes", &h.rebuildBytes)
+        try int("rebuildSeconds", &h.rebuildSeconds)
+        try int("lifetimeSeconds", &h.lifetimeSeconds)
+        try int("keep", &h.keep)
+        try int("maxGroups", &h.maxGroups)
+        try int("buildMillisecondsPerMinute", &h.buildMillisecondsPerMinute)
+        return present ? h : nil
+    }
+
     /// `tls.*`, `server.redirectToHTTPS`, `server.trustedProxies`.
     static func readTLS(_ r: ConfigValues, into c: inout DCServeConfiguration) throws {
         c.server.redirectToHTTPS = try r.bool("server.redirectToHTTPS") ?? c.server.redirectToHTTPS

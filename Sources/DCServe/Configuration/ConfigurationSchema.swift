@@ -3,7 +3,7 @@ enum ConfigurationSchema {
     static let sections: [String: Set<String>] = [
         "server": ["host", "port", "maxConnections", "idleTimeoutSeconds", "shutdownDeadlineSeconds", "accessLog",
                    "redirectToHTTPS", "trustedProxies", "headerTimeoutSeconds", "bodyTimeoutSeconds", "writeTimeoutSeconds",
-                   "maxRequestsPerConnection", "maxBodyBytes", "eventLoops", "logLevel"],
+                   "maxRequestsPerConnection", "maxBodyBytes", "eventLoops", "logLevel", "decisionHeader"],
         "tls": ["host", "port", "certificate", "key", "sni", "handshakeTimeoutSeconds"],
         "site": ["root"],
         "store": ["path", "maxBytes", "maxEntriesPerRule", "retainAfterExpirySeconds", "kind", "postgres", "cacheMaxBytes",
@@ -13,8 +13,10 @@ enum ConfigurationSchema {
         "health": ["livenessPath", "readinessPath", "accessLog"],
     ]
     static let ruleKeys: Set<String> = ["match", "resources", "matchDest", "id", "maxAge", "compress", "allowPrivate",
-                                          "upstreamVersions", "lifetime", "ttl", "partition"]
+                                          "upstreamVersions", "lifetime", "ttl", "partition", "history"]
     static let partitionKeys: Set<String> = ["header", "cookie", "upstreamHeader"]
+    static let historyKeys: Set<String> = ["enabled", "maxBytes", "windowBytes", "firstBuildBytes", "rebuildBytes", "rebuildSeconds", "lifetimeSeconds",
+                                           "keep", "maxGroups", "buildMillisecondsPerMinute"]
     static let outOfBandKeys: Set<String> = ["file", "path", "match", "matchDest", "id", "maxAge", "advertiseOn", "allowOrigin"]
     static let upstreamKeys: Set<String> = [
         "servers", "connectTimeoutSeconds", "sendTimeoutSeconds", "readTimeoutSeconds", "maxIdleConnections",
@@ -39,6 +41,12 @@ enum ConfigurationSchema {
                 rules["partitionSecret"] = nil  // a section-wide setting, not a rule
                 try checkNamed(rules, section: section, listKey: "rules", allowed: ruleKeys)
                 for (name, entry) in rules.sorted(by: { $0.key < $1.key }) where name != "rules" {
+                    if let history = (entry as? [String: Any])?["history"] {
+                        let key = "dictionaries.\(name).history"
+                        for field in try objectValue(history, key: key).keys.sorted() where !historyKeys.contains(field) {
+                            throw ConfigurationError(key: "\(key).\(field)", "unknown key (known: \(historyKeys.sorted().joined(separator: ", ")))")
+                        }
+                    }
                     guard let partition = (entry as? [String: Any])?["partition"] else { continue }
                     let key = "dictionaries.\(name).partition"
                     let object = try objectValue(partition, key: key)

@@ -22,6 +22,12 @@ extension DCServeConfiguration {
             }
         case nil: break
         }
+        if rule.partition != nil, store.kind == .postgres, partitionSecret == nil {
+            // Each instance would generate its own secret in its local cache: partition ids would differ
+            // between instances and per-user deltas would never survive a hop to another instance.
+            throw ConfigurationError(key: "dictionaries.partitionSecret",
+                                     "required when a rule has `partition` and store.kind is postgres (every instance must derive the same partition ids); set the same secret of at least 16 bytes on every instance")
+        }
         if let secret = partitionSecret {
             guard secret.utf8.count >= 16 else {
                 throw ConfigurationError(key: "dictionaries.partitionSecret", "must be at least 16 bytes")

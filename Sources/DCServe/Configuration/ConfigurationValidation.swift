@@ -66,6 +66,7 @@ extension DCServeConfiguration {
             try checkPattern(rule.resources, key: "\(k).resources")
             for pattern in rule.compress { try checkPattern(pattern, key: "\(k).compress") }
             try checkLiveSettings(rule, key: k)
+            try checkHistorySettings(rule, key: k)
         }
         for entry in outOfBand {
             let k = "outOfBand.\(entry.name)"

@@ -50,6 +50,9 @@ public struct DCServeConfiguration: Sendable, Equatable {
         /// trace, debug, info, notice, warning, error or critical.
         public var logLevel = "info"
         public var accessLog = true
+        /// Add `DCServe-Decision` (why this coding: `delta=dcz dict=… saved=93%`, `plain=br reason=…`) to
+        /// every response through the compression step. Off by default; quick mode turns it on.
+        public var decisionHeader = false
         // TLS-related server settings:
         /// Redirect plain-HTTP requests to the HTTPS listener (301 GET/HEAD, 308 otherwise).
         public var redirectToHTTPS = false
@@ -185,6 +188,10 @@ public struct DictionaryRule: Sendable, Equatable {
     public var ttlSeconds: Int?
     /// Per-user dictionaries: where the partition comes from. nil = one shared partition.
     public var partition: DictionaryPartitionSource?
+    /// History dictionaries (issue #16, `dictionaries.<rule>.history`): when set, responses are not
+    /// advertised one by one; instead a dictionary is built per (`:group` value of `match`, partition)
+    /// from recent bodies and offered out of band. See ``HistoryDictionarySettings``.
+    public var history: HistoryDictionarySettings?
 
     public init(name: String, match: String, resources: String? = nil, compress: [String]? = nil) {
         self.name = name

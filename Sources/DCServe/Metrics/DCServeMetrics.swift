@@ -18,6 +18,8 @@ import Synchronization
 /// | `dcserve_compression_duration_seconds` | coding, level | histogram of encode times (request path and background) |
 /// | `dcserve_dictionaries_stored_total` | | dictionaries stored for the first time by this process |
 /// | `dcserve_live_events_total` | rule, event | live rules: `response`, `dictionaryHit`, `partitionMismatch`, `pastRetention` |
+/// | `dcserve_decisions_total` | rule, decision, reason | every response through the compression step: `decision` = `delta` / `plain` / `not-acceptable`, `reason` = `hit` or a ``DecisionReason`` label (`unknown-dictionary`, `partition-mismatch`, `no-transform`, …); `rule` = the covering rule or `-`. Per rule: responses = sum, dictionary hits = `decision="delta"`, partition mismatches = `reason="partition-mismatch"` |
+/// | `dcserve_rule_bytes_total` | rule, kind | compressible responses per rule: `kind` = `identity`, `best_plain`, `sent` (as the three `dcserve_compressible_*` totals) |
 /// | `dcserve_open_connections`, `dcserve_stored_dictionaries` | | gauges, refreshed at every scrape |
 /// | `dcserve_tls_handshakes_total` | result | `completed` / `resumed` / `failed`, brought up to date at every scrape |
 ///
@@ -37,6 +39,13 @@ public final class DCServeMetrics: CompressionObserver {
     private let responses = LabelledCache<StatusCoding, (requests: Counter, bodyBytes: Counter)>()
     private let outcomes = LabelledCache<String, Counter>()
     private let liveEvents = LabelledCache<String, Counter>()
+    private struct DecisionKey: Hashable, Sendable {
+        let rule: String?
+        let decision: String
+        let reason: String
+    }
+    private let decisions = LabelledCache<DecisionKey, Counter>()
+    private let ruleBytes = LabelledCache<String, (identity: Counter, bestPlain: Counter, sent: Counter)>()
     private let timers = LabelledCache<CodingLevel, Timer>()
     private let cacheHits = Counter(label: "dcserve_variant_cache_lookups_total", dimensions: [("result", "hit")])
     private let cacheMisses = Counter(label: "dcserve_variant_cache_lookups_total", dimensions: [("result", "miss")])
@@ -103,10 +112,28 @@ public final class DCServeMetrics: CompressionObserver {
         }.increment()
     }
 
-    public func sizes(identity: Int, bestPlain: Int, sent: Int) {
+    public func sizes(rule: String?, identity: Int, bestPlain: Int, sent: Int) {
         identityBytes.increment(by: identity)
         bestPlainBytes.increment(by: bestPlain)
         sentBytes.increment(by: sent)
+        let label = rule ?? "-"
+        let counters = ruleBytes.get(label) {
+            (identity: Counter(label: "dcserve_rule_bytes_total", dimensions: [("rule", label), ("kind", "identity")]),
+             bestPlain: Counter(label: "dcserve_rule_bytes_total", dimensions: [("rule", label), ("kind", "best_plain")]),
+             sent: Counter(label: "dcserve_rule_bytes_total", dimensions: [("rule", label), ("kind", "sent")]))
+        }
+        counters.identity.increment(by: identity)
+        counters.bestPlain.increment(by: bestPlain)
+        counters.sent.increment(by: sent)
+    }
+
+    public func responded(_ record: ResponseRecord) {
+        let d = record.decision
+        let key = DecisionKey(rule: d.rule, decision: d.kind, reason: d.reasonLabel)
+        decisions.get(key) {
+            Counter(label: "dcserve_decisions_total",
+                    dimensions: [("rule", key.rule ?? "-"), ("decision", key.decision), ("reason", key.reason)])
+        }.increment()
     }
 }
 

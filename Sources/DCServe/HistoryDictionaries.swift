@@ -1,0 +1,58 @@
+import DictionaryCodec
+import DictionaryTransport
+import Foundation
+import HTTPServer
+import HTTPTypes
+import Logging
+
+/// History dictionaries (issue #16) as one part of the application: the history rules, their
+/// builders, the index of accepted dictionaries and the metrics, shared by
+/// ``HistoryDictionaryMiddleware`` (collects bodies, offers `Link`, serves the dictionary URL) and
+/// ``DictionaryCompressionMiddleware`` (codes responses against them, by (partition, hash, path)).
+///
+/// Immutable after init; its parts are thread-safe.
+public final class HistoryDictionaries: Sendable {
+    public let index: HistoryDictionaryIndex
+    public let metrics: HistoryDictionaryMetrics
+    let rules: DictionaryRuleSet
+    let builders: [String: HistoryDictionaryBuilder]
+    let library: DictionaryLibrary
+    /// Key of partition ids (``PartitionID``); empty when no rule is private.
+    let partitionSecret: [UInt8]
+    let clock: @Sendable () -> Date
+
+    /// nil when no rule has `history`. Rebuilds the index from the store's records of history rules.
+    public init?(rules: DictionaryRuleSet, store: any DictionaryStore, library: DictionaryLibrary, partitionSecret: [UInt8],
+                 metrics: HistoryDictionaryMetrics = HistoryDictionaryMetrics(), logger: Logger,
+                 clock: @escaping @Sendable () -> Date = Date.init) {
+        let historyRules = rules.historyRules
+        guard !historyRules.isEmpty else { return nil }
+        let index = HistoryDictionaryIndex()
+        self.index = index
+        self.metrics = metrics
+        self.rules = rules
+        self.library = library
+        self.partitionSecret = partitionSecret
+        self.clock = clock
+        builders = Dictionary(historyRules.map { rule in
+            (rule.name, HistoryDictionaryBuilder(rule: rule, store: store, library: library, index: index, metrics: metrics,
+                                                 logger: logger, clock: clock))
+        }, uniquingKeysWith: { a, _ in a })
+        index.load(from: store, rules: Dictionary(historyRules.map { ($0.name, (keep: $0.history!.keep, group: $0.historyGroup!)) },
+                                                  uniquingKeysWith: { a, _ in a }), now: clock())
+    }
+
+    /// The partition of `request` under `rule` (`""` = the shared one of a rule without `partition`).
+    func partition(of fields: HTTPFields, rule: DictionaryRuleSet.Rule) -> String {
+        guard let source = rule.partition else { return "" }
+        return (PartitionID.fromRequest(fields, source: source, secret: partitionSecret) ?? .anonymous).value
+    }
+
+    /// Notes a response coded against history dictionary `member` (metrics: used, bytes).
+    func recordUse(_ member: HistoryDictionaryIndex.Member, coding: ContentCoding, identity: Int, sent: Int) {
+        metrics.used(rule: member.key.rule, coding: coding.rawValue, identity: identity, sent: sent)
+    }
+
+    /// Blocks until every queued build is done (tests, shutdown).
+    public func waitForBuilds() { for builder in builders.values { builder.waitForBuilds() } }
+}

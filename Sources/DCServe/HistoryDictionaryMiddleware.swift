@@ -1,0 +1,112 @@
+import DictionaryCodec
+import DictionaryTransport
+import Foundation
+import HTTPServer
+import HTTPTypes
+
+/// The HTTP side of history dictionaries (issue #16). Sits inside the compression middleware, so
+/// it sees identity bodies and its `Link` survives compression.
+///
+/// - A path of a history rule's group (`/api/chats/42/messages`): the response carries
+///   `Link: <dictionary URL>; rel="compression-dictionary"` for the group's current dictionary (in
+///   the request's partition; not when the request already names it), and a GET 200 identity body
+///   is added to the group's window (``HistoryDictionaryBuilder/collect``; never blocks).
+/// - A dictionary URL (``HistoryDictionaryURL``): the bytes with `Use-As-Dictionary` (match scoped
+///   to the group, id naming it), `Cache-Control: max-age` = the time left until it expires
+///   (`private` for a partitioned rule), an ETag and `Access-Control-Allow-Origin: *` — only when a
+///   group of the request's partition holds it (and, in-scope form, it is that group's URL);
+///   otherwise 404, the same answer as for a hash that never existed.
+///
+/// Immutable; thread-safe.
+public struct HistoryDictionaryMiddleware: HTTPMiddleware {
+    let history: HistoryDictionaries
+    static let link = HTTPField.Name("Link")!
+
+    public init(history: HistoryDictionaries) { self.history = history }
+
+    public func handle(_ request: HTTPServerRequest, next: any HTTPHandler,
+                       respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+        let path = request.pathWithoutQuery
+        let rule = history.rules.historyRule(for: path)
+        if let url = HistoryDictionaryURL.parse(path), url.groupPath == nil || rule != nil {
+            return respond(dictionaryResponse(request, hash: url.hash, groupPath: url.groupPath))
+        }
+        guard let rule, let group = rule.historyGroup, let value = group.value(in: path),
+              let builder = history.builders[rule.name] else {
+            return next.handle(request, respond: respond)
+        }
+        let method = request.head.method
+        let partition = history.partition(of: request.head.headerFields, rule: rule)
+        let key = HistoryDictionaryIndex.GroupKey(rule: rule.name, group: String(value), partition: partition)
+        let current = history.index.current(key, now: history.clock())
+        let named = AvailableDictionary.parse(request.head.headerFields).value?.hash
+        next.handle(request) { response in
+            var out = response
+            if let current, current.hash != named, method == .get || method == .head,
+               out.head.status == .ok || out.head.status == .notModified {
+                let url = HistoryDictionaryURL.path(for: current.hash, groupPath: group.groupPath(value), pattern: current.pattern)
+                out.head.headerFields.append(HTTPField(name: Self.link, value: "<\(url)>; rel=\"compression-dictionary\""))
+                history.metrics.offered(rule: rule.name)
+            }
+            if method == .get, out.head.status == .ok, case .bytes(let body) = out.body, Self.collectable(rule, request, out) {
+                builder.collect(body, groupValue: value, partition: partition)
+            }
+            respond(out)
+        }
+    }
+
+    /// Whether a response may go into a window: identity-coded, transformable, and either the rule
+    /// is partitioned / allows private responses or the exchange carries no secrets.
+    static func collectable(_ rule: DictionaryRuleSet.Rule, _ request: HTTPServerRequest, _ response: HTTPServerResponse) -> Bool {
+        let fields = response.head.headerFields
+        if let coding = fields[.contentEncoding], coding.lowercased() != "identity" { return false }
+        if ProxyResponseHeaders.forbidsTransform(fields) { return false }
+        return rule.partition != nil || rule.allowPrivate
+            || CompressionEligibility.privacyConcern(request: request.head.headerFields, response: fields) == nil
+    }
+
+    func dictionaryResponse(_ request: HTTPServerRequest, hash: DictionaryHash, groupPath: Substring?) -> HTTPServerResponse {
+        guard request.head.method == .get || request.head.method == .head else {
+            return .text(.methodNotAllowed, "405 Method Not Allowed: dictionaries are served to GET and HEAD\n",
+                         headerFields: [.allow: "GET, HEAD"])
+        }
+        let now = history.clock()
+        let members = history.index.members(of: hash, now: now)
+        let found = members.first { m in
+            guard let rule = history.rules.rules.first(where: { $0.name == m.key.rule }), let group = rule.historyGroup else { return false }
+            if let groupPath, groupPath != group.groupPath(m.key.group) { return false }
+            return history.partition(of: request.head.headerFields, rule: rule) == m.key.partition
+        }
+        guard let member = found, let rule = history.rules.rules.first(where: { $0.name == member.key.rule }),
+              let dictionary = history.library.lookup(hash)?.dictionary else {
+            if let rule = members.first?.key.rule { history.metrics.refused(rule: rule) }
+            return Self.notFound
+        }
+        var fields = HTTPFields()
+        fields[.contentType] = "application/octet-stream"
+        let advertisement = UseAsDictionary(match: member.pattern.source, matchDestinations: rule.matchDest,
+                                            id: DictionaryID(member.id))
+        guard let value = try? advertisement.fieldValue() else { return Self.notFound }
+        fields[.useAsDictionary] = value
+        let remaining = max(1, Int(member.expires.timeIntervalSince(now)))
+        fields[.cacheControl] = rule.partition == nil ? "max-age=\(remaining)" : "private, max-age=\(remaining)"
+        fields[.eTag] = "\"\(hash.hex)\""
+        fields[.accessControlAllowOrigin] = "*"
+        switch rule.partition {
+        case .header(let name)?: fields[.vary] = name
+        case .cookie?: fields[.vary] = "Cookie"
+        default: break
+        }
+        history.metrics.fetched(rule: rule.name)
+        if request.head.headerFields[values: .ifNoneMatch].contains(where: { ConditionalRequest.matches([$0], fields[.eTag]!) }) {
+            fields[.contentType] = nil
+            return HTTPServerResponse(status: .notModified, headerFields: fields)
+        }
+        // Not content-addressed on purpose: whether this path answers 200 depends on the requester.
+        return HTTPServerResponse(status: .ok, headerFields: fields, body: .bytes(dictionary.bytes))
+    }
+
+    /// The answer for a dictionary URL this request may not have, whatever the reason (unknown hash,
+    /// other partition, other group, expired): one body, so the URL alone reveals nothing.
+    static var notFound: HTTPServerResponse { .text(.notFound, "404 Not Found: no such dictionary\n") }
+}

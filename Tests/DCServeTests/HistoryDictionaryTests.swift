@@ -1,0 +1,188 @@
+@testable import DCServe
+import DictionaryCodec
+import DictionaryTransport
+import Foundation
+import Logging
+import Testing
+
+/// History dictionaries (issue #16): the group pattern, the window, the build budget, the index, and
+/// the builder with a real directory store. End to end (proxy, example API, CLI decoders):
+/// Tests/integration/test_history_dictionaries.py.
+@Suite struct HistoryDictionaryTests {
+    @Test func groupPatternFindsTheConversationAndScopesTheMatch() throws {
+        let g = try HistoryGroupPattern("/api/chats/:chat/*")
+        #expect(g.prefix == "/api/chats" && g.name == "chat" && g.rest == "/*")
+        #expect(g.value(in: "/api/chats/42/messages") == "42")
+        #expect(g.value(in: "/api/chats/a-b_c.d~e/x") == "a-b_c.d~e")
+        #expect(g.value(in: "/api/chats/4%2F2/x") == nil, "only plain tokens are groups")
+        #expect(g.value(in: "/api/chatsX/1/x") == nil)
+        #expect(g.value(in: "/api/chats//x") == nil)
+        #expect(g.value(in: "/api/chats/../x") == nil)
+        #expect(g.value(in: Substring("/api/chats/" + String(repeating: "a", count: 129))) == nil)
+        #expect(g.scopedMatch("42") == "/api/chats/42/*")
+        #expect(g.groupPath("42") == "/api/chats/42")
+        #expect(try URLPattern(g.scopedMatch("42"), base: nil).matches(path: "/api/chats/42/messages"))
+        #expect(try HistoryGroupPattern("/c/:id").rest == "")
+        for bad in ["/api/chats/*", "/api/*/:chat", "/api/chats/:chat?", "/api/chats/x:chat", ":chat", "/api/chats/:/x",
+                    "/api/:a{x}/y", "/api/chats/:chat+"] {
+            #expect(throws: HistoryGroupPattern.Invalid.self, "\(bad)") { try HistoryGroupPattern(bad) }
+        }
+    }
+
+    @Test func windowKeepsDistinctBodiesNewestLastWithinItsCapacity() {
+        var w = HistoryWindow(capacity: 10)
+        let a: [UInt8] = [1, 1, 1, 1], b: [UInt8] = [2, 2, 2], c: [UInt8] = [3, 3, 3, 3, 3]
+        let addedA = w.add(a), addedB = w.add(b), againA = w.add(a)
+        #expect(addedA && addedB)
+        #expect(!againA, "the same content again is not new")
+        #expect(w.bodies == [b, a] && w.newBytes == 7 && w.totalBytes == 7)
+        w.markBuilt()
+        let addedC = w.add(c)
+        #expect(addedC)
+        #expect(w.bodies == [a, c] && w.totalBytes == 9 && w.newBytes == 5, "the oldest went")
+        let addedEmpty = w.add([]), addedLarge = w.add([UInt8](0..<20))
+        #expect(!addedEmpty && addedLarge)
+        #expect(w.bodies == [Array(10..<20)], "a body larger than the window keeps its end")
+        #expect(HistoryWindow.dictionary(from: [a, b, c], maxBytes: 6) == [2, 3, 3, 3, 3, 3], "newest last, older tails")
+        #expect(HistoryWindow.dictionary(from: [a, b, c], maxBytes: 100) == a + b + c)
+    }
+
+    @Test func buildBudgetAllowsSoManyMillisecondsPerMinute() {
+        var budget = HistoryBuildBudget(millisecondsPerMinute: 1000)
+        let t0 = Date(timeIntervalSince1970: 1_000_000)
+        var allowed: [Bool] = []
+        allowed.append(budget.allows(at: t0))
+        budget.charge(.milliseconds(600), at: t0)
+        allowed.append(budget.allows(at: t0.addingTimeInterval(10)))
+        budget.charge(.milliseconds(600), at: t0.addingTimeInterval(10))
+        allowed.append(budget.allows(at: t0.addingTimeInterval(59)))
+        allowed.append(budget.allows(at: t0.addingTimeInterval(61)))  // a new minute
+        #expect(allowed == [true, true, false, true])
+    }
+
+    @Test func indexAnswersByPartitionHashAndPath() throws {
+        let index = HistoryDictionaryIndex()
+        let now = Date(timeIntervalSince1970: 1_000_000)
+        let pattern = try URLPattern("/api/chats/42/*", base: nil)
+        let key = HistoryDictionaryIndex.GroupKey(rule: "chats", group: "42", partition: "p1")
+        let h = (0..<6).map { SHA256.hash([UInt8($0)]) }
+        func member(_ i: Int, _ key: HistoryDictionaryIndex.GroupKey = key, lifetime: Double = 3600) -> HistoryDictionaryIndex.Member {
+            .init(key: key, hash: h[i], pattern: pattern, id: "chat:42", expires: now.addingTimeInterval(lifetime))
+        }
+        for i in 0..<5 { index.publish(member(i), keep: 4, now: now) }
+        #expect(index.current(key, now: now)?.hash == h[4])
+        #expect(index.verdict(h[0], partition: "p1", path: "/api/chats/42/messages", now: now) == .refused, "beyond keep")
+        guard case .allowed(let candidate, _) = index.verdict(h[1], partition: "p1", path: "/api/chats/42/messages", now: now) else {
+            Issue.record("h1 should be allowed"); return
+        }
+        #expect(candidate.pattern.source == "/api/chats/42/*")
+        #expect(index.verdict(h[1], partition: "p2", path: "/api/chats/42/messages", now: now) == .refused, "other partition")
+        #expect(index.verdict(h[1], partition: "p1", path: "/api/chats/43/messages", now: now) == .refused, "other group")
+        #expect(index.verdict(h[1], partition: "p1", path: "/api/chats/42/messages", now: now.addingTimeInterval(3601)) == .refused)
+        #expect(index.verdict(h[5], partition: "p1", path: "/api/chats/42/messages", now: now) == .notHistory)
+        // The same bytes for the other participant: a second member, independent of the first.
+        let other = HistoryDictionaryIndex.GroupKey(rule: "chats", group: "42", partition: "p2")
+        index.publish(member(4, other), keep: 4, now: now)
+        #expect(index.members(of: h[4], now: now).count == 2)
+        #expect(index.verdict(h[4], partition: "p2", path: "/api/chats/42/x", now: now) != .refused)
+        // Republishing refreshes the expiry and makes it newest.
+        index.publish(member(2, lifetime: 7200), keep: 4, now: now)
+        #expect(index.current(key, now: now)?.hash == h[2])
+        #expect(index.pruneExpired(now: now.addingTimeInterval(4000)) == 1)
+        #expect(index.current(key, now: now.addingTimeInterval(4000))?.hash == h[2])
+        #expect(index.verdict(h[4], partition: "p2", path: "/api/chats/42/x", now: now.addingTimeInterval(4000)) == .refused)
+    }
+
+    static func historyRule(_ configure: (inout HistoryDictionarySettings) -> Void = { _ in }) throws -> DictionaryRuleSet {
+        var rule = DictionaryRule(name: "chats", match: "/api/chats/:chat/*")
+        var settings = HistoryDictionarySettings()
+        settings.firstBuildBytes = 100
+        settings.rebuildBytes = 100
+        settings.maxDictionaryBytes = 256
+        settings.windowBytes = 512
+        configure(&settings)
+        rule.history = settings
+        rule.partition = .header("Authorization")
+        return try DictionaryRuleSet(rules: [rule], outOfBand: [])
+    }
+
+    static func body(_ i: Int) -> [UInt8] {
+        Array("{\"id\":\(i),\"text\":\"message number \(i) about the tram line\",\"author\":\"alice\"}".utf8)
+    }
+
+    @Test func builderStoresPublishesAndSurvivesARestart() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention())
+        let rules = try Self.historyRule()
+        let history = try #require(HistoryDictionaries(rules: rules, store: store, library: DictionaryLibrary(store: store),
+                                                       partitionSecret: [], logger: Logger(label: "test")))
+        let builder = try #require(history.builders["chats"])
+        let key = HistoryDictionaryIndex.GroupKey(rule: "chats", group: "42", partition: "p1")
+        builder.collect(Self.body(1), groupValue: "42", partition: "p1")
+        builder.waitForBuilds()
+        #expect(history.index.current(key, now: Date()) == nil, "not enough new content yet")
+        builder.collect(Self.body(2), groupValue: "42", partition: "p1")
+        builder.waitForBuilds()
+        let first = try #require(history.index.current(key, now: Date()))
+        let stored = try #require(store.get(first.hash))
+        #expect(stored.bytes == Self.body(1) + Self.body(2), "newest content last")
+        #expect(stored.metadata.match == "/api/chats/42/*" && stored.metadata.id == "chat:42")
+        #expect(stored.metadata.partition == "p1" && stored.metadata.rule == "chats" && stored.metadata.maxAge == 3600)
+        #expect(history.library.lookup(first.hash) != nil)
+        // More content: a new dictionary of at most maxBytes, the old one still accepted.
+        for i in 3...6 { builder.collect(Self.body(i), groupValue: "42", partition: "p1") }
+        builder.waitForBuilds()
+        let second = try #require(history.index.current(key, now: Date()))
+        #expect(second.hash != first.hash)
+        #expect(try #require(store.get(second.hash)).bytes.count <= 256)
+        for hash in [first.hash, second.hash] {
+            #expect(history.index.verdict(hash, partition: "p1", path: "/api/chats/42/m", now: Date()) != .refused)
+            #expect(history.index.verdict(hash, partition: "p2", path: "/api/chats/42/m", now: Date()) == .refused)
+        }
+        // Another group's window is separate.
+        builder.collect(Self.body(1), groupValue: "43", partition: "p1")
+        builder.waitForBuilds()
+        #expect(history.index.current(.init(rule: "chats", group: "43", partition: "p1"), now: Date()) == nil)
+        // A restart rebuilds the index from the store's records.
+        try store.flush()
+        let reopened = try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention())
+        let again = try #require(HistoryDictionaries(rules: rules, store: reopened, library: DictionaryLibrary(store: reopened),
+                                                     partitionSecret: [], logger: Logger(label: "test")))
+        #expect(again.index.current(key, now: Date())?.hash == second.hash)
+        #expect(again.index.verdict(first.hash, partition: "p1", path: "/api/chats/42/m", now: Date()) != .refused)
+        #expect(again.index.verdict(first.hash, partition: "p2", path: "/api/chats/42/m", now: Date()) == .refused)
+    }
+
+    @Test func builderCapsTheGroupsItTracks() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention())
+        let history = try #require(HistoryDictionaries(rules: try Self.historyRule { $0.maxGroups = 3 }, store: store,
+                                                       library: DictionaryLibrary(store: store), partitionSecret: [],
+                                                       logger: Logger(label: "test")))
+        let builder = try #require(history.builders["chats"])
+        for g in 0..<10 { builder.collect(Self.body(g), groupValue: Substring("\(g)"), partition: "p") }
+        #expect(builder.groupCount == 3)
+        builder.waitForBuilds()
+    }
+
+    @Test func configurationNamesTheBadHistoryKey() {
+        func error(_ change: (inout DictionaryRule) -> Void) -> String? {
+            var c = DCServeConfiguration()
+            var rule = DictionaryRule(name: "chats", match: "/api/chats/:chat/*")
+            rule.history = HistoryDictionarySettings()
+            change(&rule)
+            c.rules = [rule]
+            do { try c.validate(); return nil } catch let e as ConfigurationError { return e.key } catch { return "\(error)" }
+        }
+        #expect(error { _ in } == nil)
+        #expect(error { $0.match = "/api/chats/*"; $0.resources = $0.match; $0.compress = [$0.match] } == "dictionaries.chats.match")
+        #expect(error { $0.partition = .upstreamHeader("X-User") } == "dictionaries.chats.partition")
+        #expect(error { $0.upstreamVersions = 2 } == "dictionaries.chats.upstreamVersions")
+        #expect(error { $0.history?.windowBytes = 1000 } == "dictionaries.chats.history.windowBytes")
+        #expect(error { $0.history?.maxDictionaryBytes = 10 } == "dictionaries.chats.history.maxBytes")
+        #expect(error { $0.history?.keep = 0 } == "dictionaries.chats.history.keep")
+        #expect(error { $0.history?.buildMillisecondsPerMinute = 0 } == "dictionaries.chats.history.buildMillisecondsPerMinute")
+    }
+}

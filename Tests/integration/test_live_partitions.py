@@ -1,0 +1,293 @@
+"""Per-user partitions of live dictionaries (issues #14, #15), end to end through the proxy against the
+example API: partitions named by the upstream (`upstreamHeader`), the global byte budget with
+least-recently-used eviction across 10,000 partitions, and calendar deltas through three instances on
+one PostgreSQL that keep partitions apart. Deltas are decoded with the zstd CLI and the brotli CLI.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import http.client
+import json
+import os
+import pathlib
+import shutil
+import tempfile
+import threading
+import time
+import urllib.request
+import uuid
+from contextlib import ExitStack
+
+import pytest
+
+from dcserve_server import DCServe
+from decoders import dcb_with_brotli_cli, dcz_with_zstd_cli, decode_plain
+from pg_support import postgres_server  # noqa: F401  (fixture)
+from upstream_support import ExampleAPI
+
+LIFETIME = "max-age=0, stale-while-revalidate=86400"
+SECRET = "shared-partition-secret-for-the-three-instances"
+
+
+def available(body: bytes) -> str:
+    return ":" + base64.b64encode(hashlib.sha256(body).digest()).decode() + ":"
+
+
+def bearer(user: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {user}"}
+
+
+def direct(api: ExampleAPI, path: str, headers: dict[str, str] | None = None, method: str = "GET") -> bytes:
+    req = urllib.request.Request(api.base + path, headers=headers or {}, method=method,
+                                 data=b"" if method == "POST" else None)
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return r.read()
+
+
+def write_config(tmp: pathlib.Path, name: str, config: dict) -> str:
+    path = tmp / f"{name}.json"
+    path.write_text(json.dumps(config))
+    return str(path)
+
+
+def proxy_config(upstream: str, store: dict, rules: dict, **extra) -> dict:
+    return {
+        "server": {"host": "127.0.0.1", "port": 0},
+        "store": store,
+        "compression": {"precompress": False},
+        "admin": {"enabled": True},
+        "upstreams": {"names": ["api"], "api": {"servers": [upstream], "readTimeoutSeconds": 5}},
+        "routes": {"names": ["api"], "api": {"prefix": "/", "upstream": "api"}},
+        "dictionaries": {"rules": list(rules), **rules, **extra},
+    }
+
+
+@pytest.fixture(scope="module")
+def api():
+    with ExampleAPI() as a:
+        yield a
+
+
+def test_upstream_named_partition_gets_its_own_deltas(dcserve_bin, api, tmp_path, brotli_cli):
+    """The upstream names the partition (`Dictionary-Partition: user-…`, removed before the client sees
+    it) and states a lifetime that allows use as a dictionary: each user gets deltas against their own
+    previous response; another user naming that hash gets a plain coding."""
+    rules = {"owned": {"match": "/api/calendar-owned", "upstreamVersions": 3, "lifetime": "upstream",
+                       "partition": {"upstreamHeader": "Dictionary-Partition"}}}
+    config = write_config(tmp_path, "owned", proxy_config(api.base, {"path": str(tmp_path / "store")}, rules))
+    with DCServe(dcserve_bin, ["--config", config, "--event-loops", "2"]) as server:
+        previous = {}
+        for user in ["erin", "frank"]:
+            status, headers, body = server.get("/api/calendar-owned", {"Accept-Encoding": "identity", **bearer(user)})
+            assert status == 200 and headers.get("Content-Encoding") is None
+            assert "Dictionary-Partition" not in headers, dict(headers)
+            assert headers["Use-As-Dictionary"] == 'match="/api/calendar-owned"', dict(headers)
+            assert headers["Cache-Control"] == "private, max-age=0, stale-while-revalidate=86400"
+            assert body == direct(api, "/api/calendar-owned", bearer(user))
+            previous[user] = body
+            direct(api, "/api/calendar/update", bearer(user), method="POST")
+        for user in ["erin", "frank"]:
+            today = direct(api, "/api/calendar-owned", bearer(user))
+            assert today != previous[user]
+            for coding, decode in [("dcz", lambda b, d: dcz_with_zstd_cli(b, d)),
+                                   ("dcb", lambda b, d: dcb_with_brotli_cli(b, d, brotli_cli))]:
+                status, headers, body = server.get("/api/calendar-owned", {
+                    "Accept-Encoding": f"{coding}, gzip", "Available-Dictionary": available(previous[user]), **bearer(user)})
+                assert status == 200 and headers["Content-Encoding"] == coding, dict(headers)
+                assert "Dictionary-Partition" not in headers and "private" in headers["Cache-Control"]
+                assert decode(body, previous[user]) == today
+                assert len(body) < len(today) // 4, f"{coding}: {len(body)} of {len(today)} bytes"
+        # frank naming erin's version: an ordinary coding, as for an unknown hash.
+        frank_today = direct(api, "/api/calendar-owned", bearer("frank"))
+        status, headers, body = server.get("/api/calendar-owned", {
+            "Accept-Encoding": "dcz, gzip", "Available-Dictionary": available(previous["erin"]), **bearer("frank")})
+        assert status == 200 and headers["Content-Encoding"] == "gzip", dict(headers)
+        assert "Dictionary-Partition" not in headers
+        assert decode_plain(body, "gzip", brotli_cli) == frank_today
+        _, _, metrics = server.get("/metrics", admin=True)
+        mismatches = [l for l in metrics.decode().splitlines()
+                      if l.startswith("dcserve_live_events_total") and 'rule="owned"' in l and "partitionMismatch" in l]
+        assert mismatches and float(mismatches[0].rsplit(" ", 1)[1]) == 1, mismatches
+
+
+def partition_of(secret_key: bytes, user: str) -> str:
+    return hmac.new(secret_key, f"Bearer {user}".encode(), hashlib.sha256).hexdigest()
+
+
+def test_ten_thousand_partitions_fill_the_store_under_its_budget(dcserve_bin, api, brotli_cli):
+    """10,000 users each fetch their ~660-byte profile (a private live dictionary of their own). The store
+    and the live index share one byte budget (store.maxBytes, room for ~900): the least recently used
+    versions go first, whatever their partition — a user who keeps using theirs keeps it."""
+    users, budget = 10_000, 600_000
+    # tmpfs when there is one: the store syncs every write, which this test is not about.
+    base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="dcserve-partitions-", dir=base))
+    try:
+        store = tmp / "store"
+        rules = {"profile": {"match": "/api/profile", "upstreamVersions": 2, "lifetime": LIFETIME,
+                             "partition": {"header": "Authorization"}}}
+        config = write_config(tmp, "budget", proxy_config(api.base, {"path": str(store), "maxBytes": budget,
+                                                                     "housekeepingSeconds": 1}, rules))
+        size = len(direct(api, "/api/profile", bearer("u0")))
+        capacity = budget // size
+        with DCServe(dcserve_bin, ["--config", config, "--event-loops", "2"]) as server:
+            u0 = direct(api, "/api/profile", bearer("u0"))
+            errors: list[str] = []
+
+            def client(first: int, step: int) -> None:
+                conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+                try:
+                    for n in range(first, users, step):
+                        conn.request("GET", "/api/profile", headers={"Accept-Encoding": "identity", **bearer(f"u{n}")})
+                        r = conn.getresponse()
+                        body = r.read()
+                        if r.status != 200 or "Use-As-Dictionary" not in r.headers or len(body) != size:
+                            errors.append(f"u{n}: {r.status} {dict(r.headers)}")
+                            return
+                        if n % 200 == 0:
+                            # u0 keeps using its version: the most recently used, never evicted.
+                            conn.request("GET", "/api/profile", headers={
+                                "Accept-Encoding": "dcz", "Available-Dictionary": available(u0), **bearer("u0")})
+                            r = conn.getresponse()
+                            r.read()
+                            if r.headers.get("Content-Encoding") != "dcz":
+                                errors.append(f"u0 after u{n}: {dict(r.headers)}")
+                                return
+                finally:
+                    conn.close()
+
+            started = time.monotonic()
+            threads = [threading.Thread(target=client, args=(i, 2)) for i in range(2)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(timeout=240)
+            assert not any(t.is_alive() for t in threads), "clients did not finish in 240 s"
+            assert not errors, errors[:3]
+            elapsed = time.monotonic() - started
+
+            # Housekeeping (every second) applies the budget to the store.
+            def records():
+                out = []
+                for p in store.glob("*.json"):
+                    try:
+                        out.append(json.loads(p.read_text()))
+                    except (OSError, ValueError):
+                        pass  # being replaced or removed right now
+                return [r for r in out if r.get("rule") == "profile"]
+
+            deadline = time.monotonic() + 30
+            kept = records()
+            last = partition_of((store / "partition-secret").read_text().strip().encode(), f"u{users - 1}")
+            while time.monotonic() < deadline and (sum(r["byte_size"] for r in kept) > budget
+                                                    or last not in {r["partition"] for r in kept}):
+                time.sleep(0.2)
+                kept = records()
+            total = sum(r["byte_size"] for r in kept)
+            assert total <= budget, f"{total} bytes in {len(kept)} records after {elapsed:.1f} s"
+            assert len(kept) >= capacity // 2, f"only {len(kept)} of ~{capacity} kept"
+            key = (store / "partition-secret").read_text().strip().encode()
+            index = {partition_of(key, f"u{n}"): n for n in range(users)}
+            kept_users = sorted(index[r["partition"]] for r in kept if r["partition"] in index)
+            assert len(kept_users) == len(kept), "every stored partition is one of the users' HMAC ids"
+            assert kept_users[0] == 0, "u0 kept using its dictionary: never the least recently used"
+            # The oldest went first: what remains is the newest users (the store's recency has whole-second
+            # steps, so the boundary is fuzzy by the users of one second), and the newest half-capacity all stay.
+            assert min(kept_users[1:]) >= users - 2 * capacity, kept_users[:10]
+            assert set(range(users - capacity // 2, users)) <= set(kept_users)
+            # On disk: only files of kept dictionaries (plus the marker and the secret).
+            data_files = [p for p in store.iterdir() if len(p.name) == 64]
+            assert len(data_files) == len(kept)
+
+            # Through HTTP, with the next revision of the profile (same URL path, so the same slot): the
+            # oldest users' versions are gone (plain coding), the newest users' give deltas.
+            for user, expected in [("u1", "gzip"), (f"u{users - 1}", "dcz")]:
+                held = direct(api, "/api/profile", bearer(user))
+                today = direct(api, "/api/profile?rev=2", bearer(user))
+                status, headers, body = server.get("/api/profile?rev=2", {
+                    "Accept-Encoding": "dcz, gzip", "Available-Dictionary": available(held), **bearer(user)})
+                assert status == 200 and headers["Content-Encoding"] == expected, (user, dict(headers))
+                decoded = dcz_with_zstd_cli(body, held) if expected == "dcz" else decode_plain(body, "gzip", brotli_cli)
+                assert decoded == today
+            # Another user naming the newest user's (retained) hash: plain.
+            newest = direct(api, "/api/profile", bearer(f"u{users - 1}"))
+            status, headers, _ = server.get("/api/profile?rev=2", {
+                "Accept-Encoding": "dcz, gzip", "Available-Dictionary": available(newest), **bearer(f"u{users - 2}")})
+            assert headers["Content-Encoding"] == "gzip", dict(headers)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_calendar_partitions_through_three_instances_on_postgres(dcserve_bin, api, tmp_path, postgres_server, brotli_cli):
+    """Three dcserve instances on one PostgreSQL: a user's calendar stored by one instance gives that
+    user deltas on the others; another user naming it gets a plain coding on every instance; the rows
+    hold HMAC partition ids, never a credential."""
+    name, url = postgres_server.new_database()
+    rules = {"calendar": {"match": "/api/calendar", "upstreamVersions": 3, "lifetime": LIFETIME,
+                          "partition": {"header": "Authorization"}}}
+    configs = []
+    for n in "abc":
+        store = {"kind": "postgres", "path": str(tmp_path / f"cache-{n}"), "housekeepingSeconds": 1,
+                 "postgres": {"url": url, "connectTimeoutSeconds": 2}}
+        configs.append(write_config(tmp_path, n, proxy_config(api.base, store, rules, partitionSecret=SECRET)))
+    users = {"alice": f"alice-{uuid.uuid4().hex[:6]}", "bob": f"bob-{uuid.uuid4().hex[:6]}"}
+    with ExitStack() as stack:
+        a, b, c = [stack.enter_context(DCServe(dcserve_bin, ["--config", cfg])) for cfg in configs]
+        first = {}
+        for user, server in [("alice", a), ("bob", b)]:
+            status, headers, body = server.get("/api/calendar", {"Accept-Encoding": "identity", **bearer(users[user])})
+            assert status == 200 and "Use-As-Dictionary" in headers and "private" in headers["Cache-Control"]
+            first[user] = body
+            direct(api, "/api/calendar/update", bearer(users[user]), method="POST")
+        today = {user: direct(api, "/api/calendar", bearer(users[user])) for user in users}
+
+        def delta(server: DCServe, user: str, dictionary: bytes, coding: str = "dcz"):
+            return server.get("/api/calendar", {"Accept-Encoding": f"{coding}, gzip",
+                                                "Available-Dictionary": available(dictionary), **bearer(users[user])})
+
+        # alice's v1 (stored by A, in the background) reaches C: a delta there, within a few seconds.
+        deadline = time.monotonic() + 5
+        while True:
+            status, headers, body = delta(c, "alice", first["alice"])
+            if headers.get("Content-Encoding") == "dcz" or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert status == 200 and headers["Content-Encoding"] == "dcz", dict(headers) | {"log": c.logs()[-1500:]}
+        assert dcz_with_zstd_cli(body, first["alice"]) == today["alice"]
+        status, headers, body = delta(a, "bob", first["bob"], "dcb")
+        assert headers["Content-Encoding"] == "dcb", dict(headers) | {"log": a.logs()[-1500:]}
+        assert dcb_with_brotli_cli(body, first["bob"], brotli_cli) == today["bob"]
+        # bob naming alice's hash, and alice naming bob's, on every instance: plain, never coded against
+        # the other's bytes.
+        for server in (a, b, c):
+            for user, other in [("bob", "alice"), ("alice", "bob")]:
+                status, headers, body = delta(server, user, first[other])
+                assert status == 200 and headers["Content-Encoding"] == "gzip", dict(headers)
+                assert "private" in headers["Cache-Control"]
+                assert decode_plain(body, "gzip", brotli_cli) == direct(api, "/api/calendar", bearer(users[user]))
+        # The rows: one partition per user, 64-hex HMAC ids; no credential anywhere in the table.
+        rows = postgres_server.psql("SELECT DISTINCT partition FROM dcserve_dictionaries WHERE rule = 'calendar'", name)
+        partitions = set(rows.split())
+        expected = {partition_of(SECRET.encode(), users[u]) for u in users}
+        assert expected <= partitions and all(len(p) == 64 for p in partitions), partitions
+        dump = postgres_server.psql("SELECT string_agg(t::text, ' ') FROM dcserve_dictionaries t", name)
+        assert "Bearer" not in dump and users["alice"] not in dump
+
+
+def test_partitioned_rule_on_postgres_requires_a_shared_secret(dcserve_bin, tmp_path):
+    """Each instance would otherwise generate its own secret in its local cache, so partition ids (and
+    per-user deltas) would differ from instance to instance: refused at start, naming the key."""
+    import subprocess
+    config = {"site": {"root": str(tmp_path)},
+              "store": {"kind": "postgres", "path": str(tmp_path / "cache"),
+                        "postgres": {"url": "postgres://dcserve:pw@127.0.0.1:1/none?sslmode=disable", "connectTimeoutSeconds": 1}},
+              "dictionaries": {"rules": ["r"], "r": {"match": "/api/calendar", "upstreamVersions": 2,
+                                                     "partition": {"header": "Authorization"}}}}
+    path = tmp_path / "pg-partition.json"
+    path.write_text(json.dumps(config))
+    r = subprocess.run([dcserve_bin, "serve", "--config", str(path), "--port", "0"], capture_output=True, timeout=30)
+    out = (r.stdout + r.stderr).decode()
+    assert r.returncode != 0 and "dictionaries.partitionSecret" in out and "postgres" in out, out
+    assert "pw@" not in out
