@@ -307,12 +307,7 @@ public final class PostgresDictionaryStore: DictionaryStore {
         let hash = RowKey(partition: partition, hash: hash)
         return state.withLock { state in
             guard let i = state.index.index(forKey: hash) else { return false }
-            guard date.timeIntervalSince(state.index.values[i].lastServed) >= 1 else { return true }
-            state.index.values[i].lastServed = date
-            if let maxAge = state.index.values[i].maxAge {
-                state.index.values[i].expires = date.addingTimeInterval(TimeInterval(maxAge))
-            }
-            state.dirty[hash] = date
+            if state.index.values[i].noteServed(at: date) { state.dirty[hash] = date }  // in place: no record copy
             return true
         }
     }

@@ -20,6 +20,8 @@ import Synchronization
 ///   database read.
 /// - While the shared tier is unreachable, its in-memory records still answer: dictionaries cached
 ///   locally keep serving deltas, the others are not found (plain codings), `put` fails.
+/// - `recordServed` touches the shared tier only; `flush` and `prune` copy that recency into the local
+///   cache's records.
 /// - `prune` applies retention in the shared tier (one instance at a time) and trims the local cache
 ///   to its budget; dictionaries removed by any instance stop being returned at once here.
 ///
@@ -29,6 +31,8 @@ public final class TieredDictionaryStore: DictionaryStore {
     public let shared: PostgresDictionaryStore
     private let logger: Logger
     private let flights = Mutex<[PostgresDictionaryStore.RowKey: Flight]>([:])
+    /// Writes the local copies of dictionaries read from the shared tier, one at a time.
+    private let cacheWriter = DispatchQueue(label: "dcserve.tiered-store.cache-writer", qos: .utility)
     private let localHits = Counter(label: "dcserve_store_tier_loads_total", dimensions: [("tier", "local")])
     private let sharedLoads = Counter(label: "dcserve_store_tier_loads_total", dimensions: [("tier", "postgres")])
 
@@ -108,14 +112,26 @@ public final class TieredDictionaryStore: DictionaryStore {
 
     public var records: [DictionaryMetadata] { shared.records }
 
+    /// Records in the shared tier only (one lock per call, as the directory store: this runs up to
+    /// twice per request). The local cache learns the recency for its byte budget from the shared
+    /// records in `flush` and `prune` (``syncLocalRecency()``).
     @discardableResult
     public func recordServed(_ hash: DictionaryHash, partition: String?, at date: Date) -> Bool {
-        guard shared.recordServed(hash, partition: partition, at: date) else { return false }
-        local.recordUsed(hash, at: date)  // recency for the local cache's budget
-        return true
+        shared.recordServed(hash, partition: partition, at: date)
+    }
+
+    /// Copies `lastServed` from the shared records into the local cache's records (they only move
+    /// forward), so the cache evicts the least recently served first.
+    func syncLocalRecency() {
+        for record in shared.records {
+            if let hash = DictionaryHash(hex: record.hash) {
+                local.recordServed(hash, partition: record.partition, at: record.lastServed)
+            }
+        }
     }
 
     public func flush() throws {
+        syncLocalRecency()
         var firstError: (any Error)?
         do { try shared.flush() } catch { firstError = error }
         do { try local.flush() } catch { firstError = firstError ?? error }
@@ -125,6 +141,7 @@ public final class TieredDictionaryStore: DictionaryStore {
     @discardableResult
     public func prune(now: Date) -> [DictionaryRemoval] {
         let removals = shared.prune(now: now)
+        syncLocalRecency()
         local.prune(now: now)  // the cache's byte budget; not removals from the store
         return removals
     }
@@ -138,9 +155,11 @@ public final class TieredDictionaryStore: DictionaryStore {
             pattern: pattern, matchDestinations: record.matchDestinations, id: record.id.flatMap { DictionaryID($0) },
             rule: record.rule, sourcePath: record.sourcePath, maxAge: record.maxAge, partition: record.partition)
         // Off the request path: the durable write (fsync) costs milliseconds, and the caller keeps
-        // the verified bytes it got (DictionaryLibrary holds them prepared).
+        // the verified bytes it got (DictionaryLibrary holds them prepared). On the store's own serial
+        // queue, not a global one: a write waiting for the disk should not hold one of the few global
+        // pool threads that large responses are computed on.
         let local = self.local, logger = self.logger
-        DispatchQueue.global(qos: .utility).async {
+        cacheWriter.async {
             do { try local.put(stored.bytes, description: description, now: record.lastServed) } catch {
                 logger.warning("cannot cache dictionary locally", metadata: ["hash": "\(stored.hash.hex)", "error": "\(error)"])
             }

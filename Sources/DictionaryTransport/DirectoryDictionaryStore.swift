@@ -190,20 +190,24 @@ public final class DirectoryDictionaryStore: DictionaryStore {
         return recordServed(hash, partition: partition, at: date)
     }
 
+    /// Whether `record` belongs to `partition`, and whether it moved (``DictionaryMetadata/noteServed(at:)``).
+    private static func serve(_ record: inout DictionaryMetadata, partition: String?, at date: Date) -> (matches: Bool, moved: Bool) {
+        guard record.partition == partition else { return (false, false) }
+        return (true, record.noteServed(at: date))
+    }
+
     @discardableResult
     public func recordServed(_ hash: DictionaryHash, partition: String?, at date: Date) -> Bool {
         state.withLock { state in
             // Updated in place (one hash of the key, no copy of the record): called on every request.
             // Whole seconds are enough for `lastServed`: a busy dictionary is rewritten at most once a
             // second, not once per request.
-            guard let i = state.index.index(forKey: hash), state.index.values[i].partition == partition else { return false }
-            guard date.timeIntervalSince(state.index.values[i].lastServed) >= 1 else { return true }
-            state.index.values[i].lastServed = date
-            if let maxAge = state.index.values[i].maxAge {
-                state.index.values[i].expires = date.addingTimeInterval(TimeInterval(maxAge))
-            }
-            state.dirty.insert(hash)
-            return true
+            guard let i = state.index.index(forKey: hash) else { return false }
+            // In place (`inout` through the dictionary's values): reading a field through the getter
+            // would copy the whole record.
+            let (matches, moved) = Self.serve(&state.index.values[i], partition: partition, at: date)
+            if moved { state.dirty.insert(hash) }
+            return matches
         }
     }
 

@@ -131,6 +131,44 @@ import Testing
         #expect(out.headerFields[HTTPField.Name("Via")!] == "1.1 dcserve")
     }
 
+    @Test func hopByHopCheckWithoutHashingAgreesWithTheSet() {
+        for name in HopByHopFields.names { #expect(HopByHopFields.isHopByHop(name), "\(name)") }
+        for raw in ["Connection", "KEEP-ALIVE", "te", "Trailer", "Trailers", "TEE", "Upgrade-Insecure-Requests", "Via",
+                    "Content-Length", "Content-Type", "Transfer-Encoding", "Proxy-Authenticate", "Proxy-Authorization",
+                    "Proxy-Connection", "Proxy-Connections", "X-Keep-Alive", "Content-Lengths", "Host", "Age", "Date", "up"] {
+            let name = HTTPField.Name(raw)!
+            #expect(HopByHopFields.isHopByHop(name) == HopByHopFields.names.contains(name), "\(raw)")
+        }
+    }
+
+    @Test func connectionListedBeyondTheHopByHopSet() {
+        let fields: HTTPFields = [.connection: "keep-alive", HTTPField.Name("X-A")!: "1", .connection: " X-Private ,, Upgrade,te, Bad Token ,close"]
+        #expect(HopByHopFields.extraConnectionListed(in: fields) == [HTTPField.Name("X-Private")!, HTTPField.Name("close")!])
+        #expect(HopByHopFields.extraConnectionListed(in: [.connection: "Keep-Alive"]).isEmpty)
+        #expect(HopByHopFields.extraConnectionListed(in: [.accept: "x"]).isEmpty)
+        // The same as the full list minus the names removed anyway.
+        #expect(HopByHopFields.extraConnectionListed(in: fields) == HopByHopFields.connectionListed(in: fields).subtracting(HopByHopFields.names))
+    }
+
+    @Test func upstreamViaLinesAreJoinedBeforeOurs() {
+        let fields: HTTPFields = [HTTPField.Name("Via")!: "1.1 a", .eTag: "\"e\"", HTTPField.Name("Via")!: "1.0 b, 1.1 c"]
+        let out = ProxyResponseHeaders.make(HTTPResponse(status: .ok, headerFields: fields), policy: ProxyHeaderPolicy())
+        #expect(out.headerFields[values: HTTPField.Name("Via")!] == ["1.1 a, 1.0 b, 1.1 c, 1.1 dcserve"])
+        var policy = ProxyHeaderPolicy()
+        policy.pseudonym = "edge-7"
+        let renamed = ProxyResponseHeaders.make(HTTPResponse(status: .ok, headerFields: [:]), protocolVersion: "1.0", policy: policy)
+        #expect(renamed.headerFields[values: HTTPField.Name("Via")!] == ["1.0 edge-7"])
+        let renamed11 = ProxyRequestHeaders.make(Self.request([]), context: Self.context, policy: policy)
+        #expect(renamed11.headerFields[values: HTTPField.Name("Via")!] == ["1.1 edge-7"])
+    }
+
+    @Test(arguments: [("text/event-stream", true), ("Text/Event-Stream; charset=utf-8", true), ("text/event-streams", true),
+                      ("text/event", false), ("text/html", false), ("", false), ("application/json", false)])
+    func eventStreamsAreRecognised(value: String, expected: Bool) {
+        #expect(ProxyResponseRelay.isEventStream([.contentType: value]) == expected)
+        #expect(ProxyResponseRelay.isEventStream([.contentType: value]) == value.lowercased().hasPrefix("text/event-stream"))
+    }
+
     @Test(arguments: [("no-transform", true), ("max-age=60, No-Transform", true), ("public,no-transform=1", true),
                       ("max-age=60", false), ("x-no-transform", false)])
     func noTransformIsRecognised(value: String, expected: Bool) {

@@ -215,4 +215,29 @@ struct PostgresDictionaryStoreTests {
         let orphan = try local.put(bytes2, description: d, now: t0)
         #expect(try await onThread { tiered.get(orphan) } == nil)
     }
+
+    @Test func tieredRecordServedTouchesTheSharedTierAndTheCacheLearnsItOnFlush() async throws {
+        let settings = try await TestPostgres.freshDatabase()
+        let a = try await open(settings)
+        defer { a.shutdown() }
+        let directory = NSTemporaryDirectory() + "tiered-recency-" + UUID().uuidString
+        let local = try DirectoryDictionaryStore(directory: directory, retention: DictionaryRetention(maxTotalBytes: 1 << 20), cacheBudget: 0)
+        let tiered = TieredDictionaryStore(local: local, shared: a)
+        let (t0, bytes1, d) = (t0, bytes1, description())
+        let hash = try await onThread { try tiered.put(bytes1, description: d, now: t0) }
+        #expect(local.metadata(hash)?.lastServed == t0)
+        #expect(tiered.recordServed(hash, at: t0.addingTimeInterval(30)))
+        #expect(!tiered.recordServed(SHA256.hash([4, 5, 6]), at: t0))  // unknown to the shared tier
+        #expect(a.metadata(hash)?.lastServed == t0.addingTimeInterval(30))
+        #expect(a.metadata(hash)?.expires == t0.addingTimeInterval(30 + 86_400))
+        #expect(local.metadata(hash)?.lastServed == t0)  // the request path took one lock, the shared tier's
+        try await onThread { try tiered.flush() }
+        #expect(local.metadata(hash)?.lastServed == t0.addingTimeInterval(30))
+        #expect(local.metadata(hash)?.expires == t0.addingTimeInterval(30 + 86_400))
+        #expect(try await TestPostgres.scalar(settings, "SELECT extract(epoch FROM last_served)::bigint::text FROM dcserve_dictionaries")
+                == String(Int(t0.timeIntervalSince1970) + 30))
+        // The local record on disk carries it too (what a restarted instance's cache budget sees).
+        let reopened = try DirectoryDictionaryStore(directory: directory, retention: DictionaryRetention(maxTotalBytes: 1 << 20), cacheBudget: 0)
+        #expect(reopened.metadata(hash)?.lastServed == t0.addingTimeInterval(30))
+    }
 }

@@ -233,6 +233,24 @@ struct CapturingHandler: LogHandler {
         #expect(store.prune(now: t0.addingTimeInterval(1_000)) == [DictionaryRemoval(hash: served, reason: .expired)])
     }
 
+    @Test func recordServedMovesTheRecordInWholeSecondsAndKnowsOnlyStoredHashes() throws {
+        defer { cleanup() }
+        let store = try DirectoryDictionaryStore(directory: directory)
+        let hash = try store.put(Array("recency".utf8), description: description(maxAge: 10), now: t0)
+        #expect(store.recordServed(hash, at: t0.addingTimeInterval(0.5)))  // held, unchanged (< 1 s)
+        #expect(store.metadata(hash)?.lastServed == t0 && store.metadata(hash)?.expires == t0.addingTimeInterval(10))
+        #expect(store.recordServed(hash, at: t0.addingTimeInterval(2)))
+        #expect(store.metadata(hash)?.lastServed == t0.addingTimeInterval(2))
+        #expect(store.metadata(hash)?.expires == t0.addingTimeInterval(12))
+        #expect(store.recordServed(hash, at: t0))  // never backwards
+        #expect(store.metadata(hash)?.lastServed == t0.addingTimeInterval(2))
+        #expect(!store.recordServed(SHA256.hash(Array("never stored".utf8)), at: t0))
+        // Persisted by flush: a new instance reads the moved record.
+        try store.flush()
+        let reopened = try DirectoryDictionaryStore(directory: directory)
+        #expect(reopened.metadata(hash)?.lastServed == t0.addingTimeInterval(2))
+    }
+
     @Test func memoryCacheStaysWithinBudget() throws {
         defer { cleanup() }
         let store = try DirectoryDictionaryStore(directory: directory, cacheBudget: 250)

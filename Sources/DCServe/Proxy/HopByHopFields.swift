@@ -6,6 +6,7 @@ import HTTPTypes
 public enum HopByHopFields {
     /// Always removed, whether or not `Connection` lists them. `Transfer-Encoding` and
     /// `Content-Length` are framing: the next hop's framing is set by whoever writes that hop.
+    /// (``isHopByHop(_:)`` answers the same question without hashing; a test keeps them equal.)
     public static let names: Set<HTTPField.Name> = [
         .connection, keepAlive, proxyConnection, .te, .trailer, .transferEncoding, .upgrade,
         .proxyAuthorization, .proxyAuthenticate, .contentLength,
@@ -13,6 +14,25 @@ public enum HopByHopFields {
 
     static let keepAlive = HTTPField.Name("Keep-Alive")!
     static let proxyConnection = HTTPField.Name("Proxy-Connection")!
+
+    /// Whether `name` is one of ``names``: by length, then by comparing lower-case names (no hash of
+    /// the name, which is most of the cost of a `Set` lookup; the proxy asks for every field of every
+    /// request and response).
+    @inline(__always)
+    public static func isHopByHop(_ name: HTTPField.Name) -> Bool {
+        let n = name.canonicalName
+        switch n.utf8.count {
+        case 2: return n == "te"
+        case 7: return n == "trailer" || n == "upgrade"
+        case 10: return n == "connection" || n == "keep-alive"
+        case 14: return n == "content-length"
+        case 16: return n == "proxy-connection"
+        case 17: return n == "transfer-encoding"
+        case 18: return n == "proxy-authenticate"
+        case 19: return n == "proxy-authorization"
+        default: return false
+        }
+    }
 
     /// The field names listed in every `Connection` line of `fields` (lower-cased tokens; members that
     /// are not valid field names are ignored).
@@ -22,6 +42,20 @@ public enum HopByHopFields {
             for member in value.split(separator: ",") {
                 let token = member.trimmingOWS()
                 if !token.isEmpty, let name = HTTPField.Name(String(token)) { listed.insert(name) }
+            }
+        }
+        return listed
+    }
+
+    /// The names `Connection` lists that are not removed anyway: ``connectionListed(in:)`` without
+    /// ``names``. Empty, without allocating, for the usual `Connection: keep-alive` or none.
+    static func extraConnectionListed(in fields: HTTPFields) -> Set<HTTPField.Name> {
+        var listed = Set<HTTPField.Name>()
+        for field in fields where field.name == .connection {
+            for member in field.value.utf8.split(separator: UInt8(ascii: ",")) {
+                let token = Substring(member).trimmingOWS()
+                guard !token.isEmpty, let name = HTTPField.Name(String(token)), !isHopByHop(name) else { continue }
+                listed.insert(name)
             }
         }
         return listed

@@ -24,7 +24,9 @@ public struct ProxyHeaderPolicy: Sendable, Equatable {
     /// upstream negotiates dictionaries itself). Off: dcserve answers them and the upstream never sees them.
     public var upstreamHandlesDictionaries = false
     /// The `received-by` pseudonym in `Via`.
-    public var pseudonym = "dcserve"
+    public var pseudonym = "dcserve" { didSet { via11 = "1.1 " + pseudonym } }
+    /// This hop's `Via` element for HTTP/1.1 (`1.1 <pseudonym>`), made once instead of per message.
+    private(set) var via11 = "1.1 dcserve"
 
     public init() {}
 }

@@ -42,14 +42,14 @@ public enum ProxyRequestHeaders {
     /// line stays in the fields (the client writes it from the authority).
     public static func make(_ request: HTTPRequest, context: Context, policy: ProxyHeaderPolicy) -> HTTPRequest {
         let dictionariesHere = !policy.upstreamHandlesDictionaries
-        let listed = HopByHopFields.connectionListed(in: request.headerFields)
+        let listed = HopByHopFields.extraConnectionListed(in: request.headerFields)
         var fields = HTTPFields()
         fields.reserveCapacity(request.headerFields.count + 4)
         var acceptEncoding: [String] = [], forwardedFor: [String] = [], forwardedElements: [String] = [], vias: [String] = []
         // One pass: drop what must not be forwarded, collect what is rewritten, keep the rest in order.
         for field in request.headerFields {
             let name = field.name
-            if HopByHopFields.names.contains(name) || (!listed.isEmpty && listed.contains(name)) { continue }
+            if HopByHopFields.isHopByHop(name) || (!listed.isEmpty && listed.contains(name)) { continue }
             switch name {
             case expect, host: continue
             case .acceptEncoding where dictionariesHere: acceptEncoding.append(field.value)
@@ -71,7 +71,7 @@ public enum ProxyRequestHeaders {
         let clientIP = clientHost(context.clientAddress)
         if policy.forwardedFor {
             forwardedFor.append(clientIP)
-            fields.append(HTTPField(name: xForwardedFor, value: forwardedFor.joined(separator: ", ")))
+            fields.append(HTTPField(name: xForwardedFor, value: forwardedFor.count == 1 ? clientIP : forwardedFor.joined(separator: ", ")))
         }
         if policy.forwardedProto {
             fields.append(HTTPField(name: xForwardedProto, value: context.scheme))
@@ -83,8 +83,8 @@ public enum ProxyRequestHeaders {
             fields.append(HTTPField(name: forwarded, value: forwardedElements.joined(separator: ", ")))
         }
         if policy.via {
-            vias.append("\(context.protocolVersion) \(policy.pseudonym)")
-            fields.append(HTTPField(name: via, value: vias.joined(separator: ", ")))
+            vias.append(context.protocolVersion == "1.1" ? policy.via11 : "\(context.protocolVersion) \(policy.pseudonym)")
+            fields.append(HTTPField(name: via, value: vias.count == 1 ? vias[0] : vias.joined(separator: ", ")))
         }
         var out = request
         switch policy.host {

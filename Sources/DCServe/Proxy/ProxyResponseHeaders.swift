@@ -6,19 +6,22 @@ import HTTPTypes
 /// validators and caching fields are end-to-end and pass unchanged. Pure; thread-safe.
 public enum ProxyResponseHeaders {
     public static func make(_ response: HTTPResponse, protocolVersion: String = "1.1", policy: ProxyHeaderPolicy) -> HTTPResponse {
-        let listed = HopByHopFields.connectionListed(in: response.headerFields)
+        let listed = HopByHopFields.extraConnectionListed(in: response.headerFields)
         var fields = HTTPFields()
         fields.reserveCapacity(response.headerFields.count + 1)
-        var vias: [String] = []
+        var via = ""  // the upstream's Via lines, joined
         for field in response.headerFields {
             let name = field.name
-            if HopByHopFields.names.contains(name) || (!listed.isEmpty && listed.contains(name)) { continue }
-            if policy.via && name == ProxyRequestHeaders.via { vias.append(field.value); continue }
+            if HopByHopFields.isHopByHop(name) || (!listed.isEmpty && listed.contains(name)) { continue }
+            if policy.via && name == ProxyRequestHeaders.via {
+                via += via.isEmpty ? field.value : ", " + field.value
+                continue
+            }
             fields.append(field)
         }
         if policy.via {
-            vias.append("\(protocolVersion) \(policy.pseudonym)")
-            fields.append(HTTPField(name: ProxyRequestHeaders.via, value: vias.joined(separator: ", ")))
+            let own = protocolVersion == "1.1" ? policy.via11 : "\(protocolVersion) \(policy.pseudonym)"
+            fields.append(HTTPField(name: ProxyRequestHeaders.via, value: via.isEmpty ? own : via + ", " + own))
         }
         var out = response
         out.headerFields = fields
@@ -28,8 +31,8 @@ public enum ProxyResponseHeaders {
     /// Whether `Cache-Control` carries `no-transform` (RFC 9110 §7.7, RFC 9111 §5.2.2.6): then no
     /// intermediary may change the content coding or the body.
     public static func forbidsTransform(_ fields: HTTPFields) -> Bool {
-        for value in fields[values: .cacheControl] {
-            for member in value.split(separator: ",") {
+        for field in fields where field.name == .cacheControl {
+            for member in field.value.split(separator: ",") {
                 let directive = member.split(separator: "=", maxSplits: 1).first.map { $0.trimmingOWS() } ?? ""
                 if directive.lowercased() == "no-transform" { return true }
             }

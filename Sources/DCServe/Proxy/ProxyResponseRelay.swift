@@ -245,7 +245,18 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
     private func isTransformable(_ head: HTTPResponse) -> Bool {
         guard request.method == .get, head.status == .ok else { return false }
         if ProxyResponseHeaders.forbidsTransform(head.headerFields) { return false }
-        if head.headerFields[.contentType]?.lowercased().hasPrefix("text/event-stream") == true { return false }
+        return !Self.isEventStream(head.headerFields)
+    }
+
+    /// Whether the (first) `Content-Type` is `text/event-stream` (any case, any parameters): the
+    /// check `fields[.contentType]?.lowercased().hasPrefix("text/event-stream")` without building strings.
+    static func isEventStream(_ fields: HTTPFields) -> Bool {
+        guard let value = fields.first(where: { $0.name == .contentType })?.value else { return false }
+        let prefix = "text/event-stream".utf8
+        var bytes = value.utf8.makeIterator()
+        for expected in prefix {
+            guard let b = bytes.next(), b == expected || (b >= 0x41 && b <= 0x5A && b | 0x20 == expected) else { return false }
+        }
         return true
     }
 
