@@ -65,20 +65,24 @@ public struct URLPattern: Hashable, Sendable, CustomStringConvertible {
     public func hash(into h: inout Hasher) { h.combine(source); h.combine(pathname) }
 
     // MARK: - Resolution
+    //
+    // Prefix checks compare UTF-8 bytes, never `Character`s: `"/\u{05BB}x".hasPrefix("/")` is false
+    // (a combining mark joins the slash's grapheme), which made a resolved pathname fail to re-parse
+    // (found by the url-pattern fuzzer, #13 item 13).
 
     static func resolvePathname(_ match: String, base: URLPatternBase?) throws(URLPatternError) -> String {
         guard !match.isEmpty else { throw URLPatternError(.empty, pattern: match, "the pattern is empty") }
         guard match.unicodeScalars.count <= maximumLength else {
             throw URLPatternError(.tooLong, pattern: match, "the pattern is longer than \(maximumLength) characters")
         }
-        if match.hasPrefix("/") {
-            if match.hasPrefix("//") {
+        if match.utf8.starts(with: "/".utf8) {
+            if match.utf8.starts(with: "//".utf8) {
                 throw URLPatternError(.unsupportedComponent, pattern: match,
                                       "scheme-relative patterns (`//host/…`) are not supported; use a path such as `/static/*`")
             }
             return match
         }
-        if match.hasPrefix("?") || match.hasPrefix("#") {
+        if match.utf8.starts(with: "?".utf8) || match.utf8.starts(with: "#".utf8) {
             throw URLPatternError(.unsupportedComponent, pattern: match,
                                   "search and hash patterns are not supported; dcserve matches paths only")
         }
@@ -106,14 +110,15 @@ public struct URLPattern: Hashable, Sendable, CustomStringConvertible {
             throw URLPatternError(.needsBaseURL, pattern: match,
                                   "a relative pattern needs the dictionary's URL; start the pattern with `/`")
         }
-        let directory = base.path[...base.path.lastIndex(of: "/")!]
-        return try pathOnly(escapePatternString(String(directory)) + match, match)
+        let scalars = base.path.unicodeScalars  // `path` starts with a `/` byte (URLPatternBase.init)
+        let directory = String(scalars[...scalars.lastIndex(of: "/")!])
+        return try pathOnly(escapePatternString(directory) + match, match)
     }
 
     /// A resolved pathname must itself be a valid path pattern (the store keeps the resolved form and
     /// parses it again without a base): one starting with `//` would not be (found by fuzzing, #13).
     private static func pathOnly(_ pathname: String, _ match: String) throws(URLPatternError) -> String {
-        guard !pathname.hasPrefix("//") else {
+        guard !pathname.utf8.starts(with: "//".utf8) else {
             throw URLPatternError(.unsupportedComponent, pattern: match,
                                   "the pattern's path starts with `//`, which reads as a host; use a path such as `/static/*`")
         }

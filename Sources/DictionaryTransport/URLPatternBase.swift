@@ -16,7 +16,7 @@ public struct URLPatternBase: Hashable, Sendable {
         self.host = host.lowercased()
         let defaultPort = URLPatternBase.defaultPort(self.scheme)
         self.port = (port == defaultPort) ? nil : port
-        self.path = path.hasPrefix("/") ? path : "/" + path
+        self.path = path.utf8.starts(with: "/".utf8) ? path : "/" + path
     }
 
     /// Parses `scheme://host[:port][/path][?query][#fragment]`; nil when it is not of that shape.
@@ -60,12 +60,12 @@ public struct URLPatternBase: Hashable, Sendable {
         guard !authority.isEmpty, !authority.contains("@") else { return nil }
         var host = Substring(authority)
         var port: Int?
-        if host.hasPrefix("[") {
+        if host.utf8.starts(with: "[".utf8) {
             guard let close = host.firstIndex(of: "]") else { return nil }
             let after = host[host.index(after: close)...]
             host = host[...close]
             if !after.isEmpty {
-                guard after.hasPrefix(":"), let p = Int(after.dropFirst()), (0...65535).contains(p) else { return nil }
+                guard after.utf8.starts(with: ":".utf8), let p = Int(String(after.unicodeScalars.dropFirst())), (0...65535).contains(p) else { return nil }
                 port = p
             }
         } else if let colon = host.lastIndex(of: ":") {

@@ -189,4 +189,18 @@ private func pattern(_ match: String) throws -> URLPattern { try URLPattern(matc
         #expect { try URLPattern("http://localhost:8081/v*/app.js", base: local) } throws: { ($0 as? URLPatternError)?.kind == .crossOrigin }
         #expect { try URLPattern("http://127.0.0.1:8080/v*/app.js", base: local) } throws: { ($0 as? URLPatternError)?.kind == .crossOrigin }
     }
+    /// A combining mark after a slash joins the slash's grapheme: prefix and directory checks must
+    /// work on bytes/scalars, not `Character`s (the url-pattern fuzzer's crash of 2026-11-23:
+    /// `https://example.com/\u{05BB}/e` resolved to a pathname that did not parse again).
+    @Test func combiningMarkAfterASlashStaysAPath() throws {
+        let base = URLPatternBase(url: "https://example.com/static/app.v1.js")!
+        let resolved = try URLPattern("https://example.com/\u{05BB}/e", base: base)
+        #expect(resolved.pathname == "/\u{05BB}/e")
+        let again = try URLPattern(resolved.pathname, base: nil)
+        #expect(again.pathname == resolved.pathname)
+        #expect(try URLPattern("/\u{05BB}x/*", base: nil).matches(path: "/%D6%BBx/a"))
+        let oddBase = try #require(URLPatternBase(url: "https://example.com/\u{05BB}"))
+        #expect(try URLPattern("d*", base: oddBase).pathname == "/d*")
+        #expect(URLPatternBase(url: "https://example.com:\u{05BB}80/") == nil)
+    }
 }
