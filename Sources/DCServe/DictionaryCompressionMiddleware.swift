@@ -321,7 +321,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         if compressible {
             if case .delta = outcome {
                 (made.bestPlainBytes, made.bestPlainCoding) = reportWithPlainAlternative(
-                    request, response.head.headerFields, resource: resource, path: path, sent: sent, rule: ruleName, effects: &effects)
+                    request, response.head.headerFields, resource: resource, path: path, sent: sent, rule: ruleName,
+                    refineLater: advertising?.isLive != true, effects: &effects)
             } else {
                 observer.sizes(rule: ruleName, identity: resource.count, bestPlain: sent, sent: sent)
                 effects.sizes = (resource.count, sent, sent)
@@ -642,9 +643,12 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// When that plain variant is not cached yet it is encoded off the request path (and cached for
     /// later requests) and the sizes are reported when it is done.
     /// Returns the best plain size and coding when known now (nil, nil when reported later).
+    /// `refineLater: false` (live responses) measures the plain alternative at the fast level only: a
+    /// best-level background encode per live version (brotli 11 of ~50 KB) cost more CPU than the
+    /// response itself, for a variant hardly any request uses.
     func reportWithPlainAlternative(_ request: HTTPServerRequest, _ responseFields: HTTPFields,
                                     resource: IdentityBody, path: Substring, sent: Int, rule: String?,
-                                    effects: inout ResponseEffects) -> (Int?, String?) {
+                                    refineLater: Bool = true, effects: inout ResponseEffects) -> (Int?, String?) {
         let identity = resource.count
         guard case .plain(let coding, _) = negotiate(request, responseFields, resource: resource, path: path, scope: nil,
                                                      effects: &effects),
@@ -661,7 +665,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         effects.isReplayable = false
         DispatchQueue.global(qos: .utility).async {
             var unrecorded = ResponseEffects()  // this response is not memoised: nothing to record
-            let size = self.variant(of: resource, coding: coding, dictionary: nil, effects: &unrecorded)?.0.bytes.count ?? identity
+            let size = self.variant(of: resource, coding: coding, dictionary: nil, effects: &unrecorded,
+                                    refineLater: refineLater)?.0.bytes.count ?? identity
             self.observer.sizes(rule: rule, identity: identity, bestPlain: size, sent: sent)
         }
         return (nil, nil)
