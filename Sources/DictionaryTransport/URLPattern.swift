@@ -117,10 +117,16 @@ public struct URLPattern: Hashable, Sendable, CustomStringConvertible {
 
     /// A resolved pathname must itself be a valid path pattern (the store keeps the resolved form and
     /// parses it again without a base): one starting with `//` would not be (found by fuzzing, #13).
+    /// It must also fit `maximumLength` once resolved: a relative pattern just under the limit grows by
+    /// the base's directory (found by fuzzing, #13).
     private static func pathOnly(_ pathname: String, _ match: String) throws(URLPatternError) -> String {
         guard !pathname.utf8.starts(with: "//".utf8) else {
             throw URLPatternError(.unsupportedComponent, pattern: match,
                                   "the pattern's path starts with `//`, which reads as a host; use a path such as `/static/*`")
+        }
+        guard pathname.unicodeScalars.count <= maximumLength else {
+            throw URLPatternError(.tooLong, pattern: match,
+                                  "resolved against the dictionary's URL, the pattern is longer than \(maximumLength) characters")
         }
         return pathname
     }

@@ -203,4 +203,13 @@ private func pattern(_ match: String) throws -> URLPattern { try URLPattern(matc
         #expect(try URLPattern("d*", base: oddBase).pathname == "/d*")
         #expect(URLPatternBase(url: "https://example.com:\u{05BB}80/") == nil)
     }
+
+    /// A relative pattern just under the length limit grows by the base's directory when resolved; the
+    /// resolved form must still parse (the store keeps it), so it is refused as too long.
+    @Test func relativePatternTooLongOnceResolvedIsRefused() throws {
+        let base = URLPatternBase(url: "https://example.com/static/app.v1.js")!
+        let match = String(repeating: "a", count: URLPattern.maximumLength - 3) + "*"
+        #expect(try URLPattern("/" + match, base: nil).pathname.count == URLPattern.maximumLength - 1)
+        #expect { try URLPattern(match, base: base) } throws: { ($0 as? URLPatternError)?.kind == .tooLong }
+    }
 }
