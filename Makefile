@@ -101,29 +101,35 @@ clean:
 # One libFuzzer driver (Fuzz/DCServeFuzz, its own package and scratch path, built with
 # -sanitize=fuzzer,address) with one mode per parser of outside input: Accept-Encoding, the
 # dictionary fields (Available-Dictionary, Dictionary-ID, Use-As-Dictionary), negotiation, URL
-# patterns, dcb/dcz/br/zstd/gzip decoding with a dictionary, the configuration loader.
+# patterns, dcb/dcz/br/zstd/gzip decoding with a dictionary, the configuration loader, the dictionary
+# client's response handling, history dictionary paths, partition ids, the lab (plan and server).
+# Coverage instrumentation is limited to the parsers' modules (scripts/swiftc-coverage-scope).
 # `make fuzz` runs each for PARSER_FUZZ_SECONDS; `make fuzz-smoke` for PARSER_FUZZ_SMOKE_SECONDS each.
 PARSER_FUZZ_SCRATCH := $(ROOT)/.build-fuzz
 PARSER_FUZZ_BIN := $(PARSER_FUZZ_SCRATCH)/release/dcserve-fuzz
-PARSER_FUZZ_MODES := accept-encoding dictionary-fields negotiation url-pattern decode config
+PARSER_FUZZ_MODES := accept-encoding dictionary-fields negotiation url-pattern decode config \
+	client-response history-path partition lab
 PARSER_FUZZ_SMOKE_SECONDS ?= 3
 # `fuzz-smoke` runs `make fuzz FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS)`: then each parser gets the smoke time.
 PARSER_FUZZ_SECONDS ?= $(if $(filter $(FUZZ_SMOKE_SECONDS),$(FUZZ_SECONDS)),$(PARSER_FUZZ_SMOKE_SECONDS),$(FUZZ_SECONDS))
 PARSER_FUZZ_RUNS ?= -1
+# SWIFT_BACKTRACE=enable=no: on a finding, libFuzzer reports it and writes the input at once (the Swift
+# runtime's backtracer would first spend minutes symbolicating the 120 MB binary).
 # The configuration loader reads files through Foundation, whose one-time buffers LeakSanitizer
 # reports at exit: that mode runs with ASAN_OPTIONS=detect_leaks=0.
 
 .PHONY: parser-fuzz-bin fuzz-parsers
 
 parser-fuzz-bin: deps
-	swift build --package-path Fuzz/DCServeFuzz --scratch-path $(PARSER_FUZZ_SCRATCH) -c release \
-	  -Xswiftc -sanitize=fuzzer,address --product dcserve-fuzz
+	SWIFT_EXEC=$(ROOT)/Fuzz/DCServeFuzz/scripts/swiftc-coverage-scope \
+	  swift build --package-path Fuzz/DCServeFuzz --scratch-path $(PARSER_FUZZ_SCRATCH) -c release \
+	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing --product dcserve-fuzz
 
 # Each mode: new inputs in .build-fuzz/corpus/<mode>, seeds in Fuzz/DCServeFuzz/corpus/<mode>.
 fuzz-parsers: parser-fuzz-bin
 	@for m in $(PARSER_FUZZ_MODES); do \
 	  mkdir -p $(PARSER_FUZZ_SCRATCH)/corpus/$$m; echo "== fuzz $$m ($(PARSER_FUZZ_SECONDS) s)"; \
-	  env DCSERVE_FUZZ_MODE=$$m $$( [ $$m = config ] && echo ASAN_OPTIONS=detect_leaks=0 ) $(PARSER_FUZZ_BIN) -max_total_time=$(PARSER_FUZZ_SECONDS) -runs=$(PARSER_FUZZ_RUNS) \
+	  env DCSERVE_FUZZ_MODE=$$m SWIFT_BACKTRACE=enable=no $$( [ $$m = config ] && echo ASAN_OPTIONS=detect_leaks=0 ) $(PARSER_FUZZ_BIN) -max_total_time=$(PARSER_FUZZ_SECONDS) -runs=$(PARSER_FUZZ_RUNS) \
 	    -max_len=4096 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
 	    $(PARSER_FUZZ_SCRATCH)/corpus/$$m $(ROOT)/Fuzz/DCServeFuzz/corpus/$$m 2>&1 \
 	    | grep -E "^stat::number_of_executed_units|^stat::peak_rss|ERROR|SUMMARY|panic|Fatal error|==[0-9]+==" ; \

@@ -19,6 +19,8 @@ let package = Package(
         .library(name: "DCServe", targets: ["DCServe"]),
         .library(name: "DictionaryStorePostgres", targets: ["DictionaryStorePostgres"]),
         .library(name: "DictionaryClient", targets: ["DictionaryClient"]),
+        // The lab (a product so the parser fuzzer in Fuzz/DCServeFuzz can link it).
+        .library(name: "DCServeLab", targets: ["DCServeLab"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

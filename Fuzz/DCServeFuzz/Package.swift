@@ -4,7 +4,9 @@
 // builds never compile it; build it into its own scratch path with the sanitizers (the Makefile's
 // `fuzz-parsers` target does):
 //   swift build --package-path Fuzz/DCServeFuzz --scratch-path .build-fuzz -c release \
-//       -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library --product dcserve-fuzz
+//       -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing --product dcserve-fuzz
+// with SWIFT_EXEC=scripts/swiftc-coverage-scope (coverage only on the parsers' modules: see there).
+// -enable-testing: the driver reaches internal parsers with `@testable import` (no public API for fuzzing).
 // and choose the parser with DCSERVE_FUZZ_MODE (see FuzzModes.swift).
 import PackageDescription
 
@@ -22,6 +24,9 @@ let package = Package(
                 .product(name: "DictionaryCodec", package: "dcserve"),
                 .product(name: "DictionaryTransport", package: "dcserve"),
                 .product(name: "DCServe", package: "dcserve"),
+                .product(name: "DCServeLab", package: "dcserve"),
+                .product(name: "DictionaryClient", package: "dcserve"),
+                .product(name: "HTTPServer", package: "dcserve"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),

@@ -1,7 +1,6 @@
 import Configuration
 import DictionaryCodec
 import Foundation
-import SystemPackage
 
 /// Loads `DCServeConfiguration` from a JSON file with environment overrides, through
 /// apple/swift-configuration.
@@ -22,9 +21,27 @@ public enum ConfigurationLoader {
         guard FileManager.default.fileExists(atPath: file) else {
             throw ConfigurationError(key: file, "configuration file not found")
         }
+        let contents: Data
+        do {
+            contents = try Data(contentsOf: URL(fileURLWithPath: file))
+        } catch {
+            throw ConfigurationError(key: file, "not valid JSON (\(error.localizedDescription))")
+        }
+        return try load(contents: contents, file: file, environment: environment)
+    }
+
+    /// The configuration in `contents` (the bytes of a JSON file), with exactly `load(file:)`'s
+    /// semantics and errors once the file is read; `file` only names the source in errors (e.g.
+    /// "not valid JSON"). Synchronous, no file system access of its own: the fuzzer's entry point.
+    public static func load(
+        contents: some DataProtocol,
+        file: String = "(configuration)",
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> DCServeConfiguration {
+        let data = Data(contents)
         let json: Any
         do {
-            json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file)))
+            json = try JSONSerialization.jsonObject(with: data)
         } catch {
             throw ConfigurationError(key: file, "not valid JSON (\(error.localizedDescription))")
         }
@@ -33,7 +50,7 @@ public enum ConfigurationLoader {
         let env = KeyMappingProvider(upstream: EnvironmentVariablesProvider(environmentVariables: environment)) {
             $0.prepending(["dcserve"])
         }
-        let fileProvider = try await FileProvider<JSONSnapshot>(filePath: FilePath(file))
+        let fileProvider = try JSONContentsProvider(contents: data)
         let reader = ConfigValues(ConfigReader(providers: [env, fileProvider]))
         let configuration = try read(reader)
         try configuration.validate()

@@ -1,7 +1,6 @@
 import DCServe
 import DictionaryCodec
 import DictionaryTransport
-import Dispatch
 import Foundation
 import HTTPTypes
 
@@ -15,7 +14,11 @@ import HTTPTypes
 //                     matches(path:) on the rest of the input; URLPatternBase(url:) on it too
 //   decode            dcb/dcz/br/zstd/gzip decoding of arbitrary bytes with an arbitrary dictionary
 //                     (the `decompress` command's input), output capped at 1 MiB
-//   config            ConfigurationLoader on arbitrary JSON (no environment overrides)
+//   config            ConfigurationLoader on arbitrary JSON (no environment overrides), in memory
+//   client-response   DictionaryClient's handling of a response (ClientResponseFuzz.swift)
+//   history-path      history dictionary URL paths and group values (HistoryPathFuzz.swift)
+//   partition         partition ids from request/response fields and cookies (PartitionFuzz.swift)
+//   lab               the lab's JSON plan, and the lab server's answer to any request (LabFuzz.swift)
 //
 // Invariants: no crash, no hang, no unbounded memory; parse results are self-consistent
 // (weights in 0...1000, a re-serialised Use-As-Dictionary parses to the same value, decoded output
@@ -28,6 +31,10 @@ enum FuzzMode: String, CaseIterable {
     case urlPattern = "url-pattern"
     case decode
     case config
+    case clientResponse = "client-response"
+    case historyPath = "history-path"
+    case partition
+    case lab
 
     static let current: FuzzMode = {
         let name = ProcessInfo.processInfo.environment["DCSERVE_FUZZ_MODE"] ?? ""
@@ -50,6 +57,10 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case .urlPattern: fuzzURLPattern(bytes)
     case .decode: fuzzDecode(bytes)
     case .config: fuzzConfig(bytes)
+    case .clientResponse: fuzzClientResponse(bytes)
+    case .historyPath: fuzzHistoryPath(bytes)
+    case .partition: fuzzPartition(bytes)
+    case .lab: fuzzLab(bytes)
     }
     return 0
 }
@@ -149,14 +160,6 @@ func fuzzDecode(_ bytes: [UInt8]) {
     }
 }
 
-let configPath = NSTemporaryDirectory() + "dcserve-fuzz-config-\(getpid()).json"
-
 func fuzzConfig(_ bytes: [UInt8]) {
-    guard FileManager.default.createFile(atPath: configPath, contents: Data(bytes)) else { return }
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        _ = try? await ConfigurationLoader.load(file: configPath, environment: [:])
-        done.signal()
-    }
-    done.wait()
+    _ = try? ConfigurationLoader.load(contents: bytes, file: "fuzz.json", environment: [:])
 }
