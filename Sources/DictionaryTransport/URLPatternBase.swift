@@ -71,6 +71,9 @@ public struct URLPatternBase: Hashable, Sendable {
         } else if let colon = host.lastIndex(of: ":") {
             let digits = host[host.index(after: colon)...]
             host = host[..<colon]
+            // Outside brackets a host has no ':' ("a:80p:" is not host "a:80p" with an empty port:
+            // its origin would print as a URL that does not parse again).
+            guard !host.contains(":") else { return nil }
             if !digits.isEmpty {
                 guard digits.allSatisfy(\.isASCII), let p = Int(digits), (0...65535).contains(p) else { return nil }
                 port = p

@@ -183,6 +183,15 @@ private func pattern(_ match: String) throws -> URLPattern { try URLPattern(matc
         #expect(URLPatternBase(url: "https://host:99999/") == nil)
     }
 
+    /// Found by the client-response fuzzer: "http://localhost:80p://…" was accepted as host
+    /// "localhost:80p" with an empty port, an origin that printed as a URL that did not parse again.
+    @Test func refusesAColonInAnUnbracketedHost() throws {
+        #expect(URLPatternBase(url: "http://localhost:80p://localhost:8080/a/page.html") == nil)
+        #expect(URLPatternBase(url: "http://a:b:/x") == nil)
+        let emptyPort = try #require(URLPatternBase(url: "http://localhost:/x"))
+        #expect(emptyPort.host == "localhost" && emptyPort.port == nil)
+    }
+
     @Test func sameOriginAbsolutePatternsOnLocalhost() throws {
         let local = URLPatternBase(url: "http://localhost:8080/v1/app.js")!
         #expect(try URLPattern("http://localhost:8080/v*/app.js", base: local).matches(path: "/v2/app.js"))
