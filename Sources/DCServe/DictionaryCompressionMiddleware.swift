@@ -260,10 +260,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             }
         }
 
-        let decision = negotiate(request, out.head.headerFields, resource: resource, path: path, scope: scope,
+        var decision = negotiate(request, out.head.headerFields, resource: resource, path: path, scope: scope,
                                  effects: &effects, partition: partition ?? "")
-        observer.decided(decision, path: path)
-        effects.decision = decision
         let ruleName = advertising?.name ?? (scope != nil ? rules.compressingRuleName(for: path) : nil)
         /// The typed reason for a plain coding chosen by negotiation, refined with what only the
         /// middleware knows (no rule covers the path; the live index refused the named hash).
@@ -278,6 +276,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         var timing: ServerTiming?
         switch decision {
         case .notAcceptable:
+            observer.decided(decision, path: path)
+            effects.decision = decision
             effects.response = ResponseDecision(.notAcceptable, rule: ruleName, identityBytes: resource.count)
             return (.text(.notAcceptable, "406 Not Acceptable: no content coding the client accepts can be produced"), true)
         case .plain(.identity, let r):
@@ -292,10 +292,22 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                 effects.isReplayable = false
                 outcome = .plain("identity", .encodingFailed)
             }
-        case .dictionary(let coding, let hash):
+        case .dictionary(var coding, let hash):
             if let found = dictionary(hash, partition: Self.storePartition(partition ?? "")),
-               let (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: found.dictionary, effects: &effects,
+               var (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: found.dictionary, effects: &effects,
                                                    refineLater: advertising?.isLive != true) {
+                // A small body: the smaller of dcb and dcz (both end up in the variant cache).
+                if let rival = DictionaryCodingComparison.rival(
+                       of: coding, request: request.head.headerFields, allowed: settings.preference, bodySize: resource.count,
+                       rivalSizeKnown: variants.bestEntry(resource: resource.hash, dictionary: hash,
+                                                          coding: coding == .dcz ? .dcb : .dcz) != nil),
+                   let (other, otherTime) = self.variant(of: resource, coding: rival, dictionary: found.dictionary,
+                                                         effects: &effects, refineLater: advertising?.isLive != true),
+                   other.bytes.count < variant.bytes.count {
+                    (coding, variant) = (rival, other)
+                    encodeTime = otherTime.map { $0 + (encodeTime ?? .zero) } ?? encodeTime
+                    decision = .dictionary(rival, hash)
+                }
                 apply(variant, coding: coding, dictionary: hash, to: &out)
                 timing = ServerTiming(coding: coding, level: variant.level, encodeTime: encodeTime)
                 store.recordServed(hash, partition: found.owner, at: Date())
@@ -311,6 +323,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                 outcome = .plain("identity", .encodingFailed)
             }
         }
+        observer.decided(decision, path: path)
+        effects.decision = decision
         let sent = out.body.knownLength.map(Int.init) ?? resource.count
         var made = ResponseDecision(outcome, rule: ruleName, identityBytes: resource.count,
                                     bestPlainBytes: sent, bestPlainCoding: out.head.headerFields[.contentEncoding] ?? "identity",

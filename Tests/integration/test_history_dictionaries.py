@@ -238,7 +238,7 @@ def test_history_configuration_errors_name_the_key(dcserve_bin, tmp_path):
 def test_quick_mode_history_dictionaries(dcserve_bin, api, tmp_path):
     with DCServe(dcserve_bin, ["--upstream", api.base, "--store", str(tmp_path / "store"),
                                "--history-dictionaries", "/api/chats/:chat/*", "--partition-header", "Authorization"]) as s:
-        # Default firstBuildBytes is 4 KiB: converse in chat 3 (bob + carol) until the first Link.
+        # Default firstBuildBytes is 1 KiB: converse in chat 3 (bob + carol) until the first Link.
         url, hex_hash = converse_until_link(s.port, "3", "carol", "bob", rounds=80)
         status, headers, body = request(s.port, url, {**auth("carol"), "Accept-Encoding": "identity"})
         assert status == 200 and hashlib.sha256(body).hexdigest() == hex_hash
