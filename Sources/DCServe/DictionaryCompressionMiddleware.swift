@@ -262,6 +262,20 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
 
         var decision = negotiate(request, out.head.headerFields, resource: resource, path: path, scope: scope,
                                  effects: &effects, partition: partition ?? "")
+        // A small body negotiated to dcb/dcz without both sizes known: encode the other one too and
+        // send the smaller. The decision is then recorded once it is final (that computation is never
+        // memoised: the rival's encode is a variant-cache miss).
+        let rival: ContentCoding? = {
+            guard case .dictionary(let coding, let hash) = decision else { return nil }
+            let other: ContentCoding = coding == .dcz ? .dcb : .dcz
+            return DictionaryCodingComparison.rival(
+                of: coding, request: request.head.headerFields, allowed: settings.preference, bodySize: resource.count,
+                rivalSizeKnown: variants.bestEntry(resource: resource.hash, dictionary: hash, coding: other) != nil)
+        }()
+        if rival == nil {
+            observer.decided(decision, path: path)
+            effects.decision = decision
+        }
         let ruleName = advertising?.name ?? (scope != nil ? rules.compressingRuleName(for: path) : nil)
         /// The typed reason for a plain coding chosen by negotiation, refined with what only the
         /// middleware knows (no rule covers the path; the live index refused the named hash).
@@ -276,8 +290,6 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         var timing: ServerTiming?
         switch decision {
         case .notAcceptable:
-            observer.decided(decision, path: path)
-            effects.decision = decision
             effects.response = ResponseDecision(.notAcceptable, rule: ruleName, identityBytes: resource.count)
             return (.text(.notAcceptable, "406 Not Acceptable: no content coding the client accepts can be produced"), true)
         case .plain(.identity, let r):
@@ -297,11 +309,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                var (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: found.dictionary, effects: &effects,
                                                    refineLater: advertising?.isLive != true) {
                 // A small body: the smaller of dcb and dcz (both end up in the variant cache).
-                if let rival = DictionaryCodingComparison.rival(
-                       of: coding, request: request.head.headerFields, allowed: settings.preference, bodySize: resource.count,
-                       rivalSizeKnown: variants.bestEntry(resource: resource.hash, dictionary: hash,
-                                                          coding: coding == .dcz ? .dcb : .dcz) != nil),
-                   let (other, otherTime) = self.variant(of: resource, coding: rival, dictionary: found.dictionary,
+                if let rival, let (other, otherTime) = self.variant(of: resource, coding: rival, dictionary: found.dictionary,
                                                          effects: &effects, refineLater: advertising?.isLive != true),
                    other.bytes.count < variant.bytes.count {
                     (coding, variant) = (rival, other)
@@ -323,8 +331,10 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                 outcome = .plain("identity", .encodingFailed)
             }
         }
-        observer.decided(decision, path: path)
-        effects.decision = decision
+        if rival != nil {
+            observer.decided(decision, path: path)
+            effects.decision = decision
+        }
         let sent = out.body.knownLength.map(Int.init) ?? resource.count
         var made = ResponseDecision(outcome, rule: ruleName, identityBytes: resource.count,
                                     bestPlainBytes: sent, bestPlainCoding: out.head.headerFields[.contentEncoding] ?? "identity",

@@ -16,7 +16,10 @@ import Testing
     static let dictionaryBytes = Array((0..<12).map {
         "{\"id\":\($0),\"author\":\"Alice Martin\",\"text\":\"Are we still on for the review on Thursday morning?\"}\n"
     }.joined().utf8)
-    static let small = Array("{\"id\":12,\"author\":\"Bob Okafor\",\"text\":\"Yes, I will bring the quarterly figures and the minutes.\"}\n".utf8)
+    /// Above `compression.minimumBytes` (256), far below ``DictionaryCodingComparison/maximumBodyBytes``.
+    static let small = Array(["Yes, I will bring the quarterly figures and the minutes.", "Should we invite the council too?",
+                              "Only if they read the report before Thursday.", "Fine, I will send it to them tonight."]
+        .enumerated().map { "{\"id\":\(12 + $0.offset),\"author\":\"Bob Okafor\",\"text\":\"\($0.element)\"}\n" }.joined().utf8)
     static let large = Array((0..<400).map { "{\"id\":\($0),\"author\":\"Bob Okafor\",\"text\":\"line \($0 * 7) of the review\"}\n" }
         .joined().utf8)
 
@@ -39,8 +42,7 @@ import Testing
         settings.bestLevels = levels  // no background re-encode changes a size during the test
         let store = try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention())
         let m = DictionaryCompressionMiddleware(
-            rules: try DictionaryRuleSet(rules: [DictionaryRule(name: "chat", match: "/chat/dict", compress: ["/chat/*"])],
-                                         outOfBand: []),
+            rules: try DictionaryRuleSet(rules: [DictionaryRule(name: "chat", match: "/chat/*")], outOfBand: []),
             settings: settings, store: store, library: DictionaryLibrary(store: store),
             variants: VariantCache(budget: 64 << 20), resources: ResourceCache(budget: 64 << 20),
             background: BackgroundEncoder(maxConcurrent: 1), logger: Logger(label: "test"))
@@ -85,6 +87,7 @@ import Testing
         _ = try Self.get(m, "/chat/dict", [:])
         let hash = SHA256.hash(Self.dictionaryBytes)
         #expect(Self.large.count > DictionaryCodingComparison.maximumBodyBytes)
+        #expect(Self.small.count > 256)
         let (head, body) = try Self.get(m, "/chat/large", Self.offer("dcb, dcz"))
         #expect(head.headerFields[.contentEncoding] == "dcz", "server preference: dcz first")
         #expect(try ContentCoding.dcz.decode(body, dictionary: CompressionDictionary(bytes: Self.dictionaryBytes)) == Self.large)
