@@ -37,6 +37,8 @@ public enum HTTPClientRequestBody: Sendable {
 public protocol RequestBodySource: AnyObject, Sendable {
     /// Called on the exchange's loop queue when the connection wants more body bytes (never again
     /// before `deliver` was called). Call `deliver` exactly once, from any thread, with the next part.
+    /// With a declared length, the request counts as sent once that many bytes were delivered and
+    /// written; the source is then asked once more (so it reaches its end) and that answer is dropped.
     func pull(_ deliver: @escaping @Sendable (RequestBodyPart) -> Void)
 }
 

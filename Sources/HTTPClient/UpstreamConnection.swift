@@ -340,7 +340,18 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
             streamedBytes += bytes.count
             if let declared = declaredLength, streamedBytes > declared { cancelExchange(); return }
             if chunked { ChunkedCoding.appendChunk(bytes, into: &out) } else { out += bytes }
-            body = .pull(source, chunked: chunked)
+            if let declared = declaredLength, streamedBytes == declared {
+                // Every declared byte is here: the request is complete once `out` drains, whether or
+                // not the source's `.end` arrives before the upstream answers (it comes one queue hop
+                // later; waiting for it made a fast answer find the body unfinished and close a
+                // reusable connection). The source is still asked once more, so it sees its end
+                // (the server's streamed body then finishes and the client connection stays
+                // keep-alive); that answer is not needed and is dropped.
+                body = .done
+                source.pull { _ in }
+            } else {
+                body = .pull(source, chunked: chunked)
+            }
         case .end:
             if let declared = declaredLength, streamedBytes != declared { cancelExchange(); return }
             if chunked { out += ChunkedCoding.lastChunk }

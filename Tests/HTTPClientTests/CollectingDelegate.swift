@@ -109,3 +109,18 @@ final class PartsSource: RequestBodySource, @unchecked Sendable {
         DispatchQueue.global().async { deliver(next.map { .bytes($0) } ?? .end) }
     }
 }
+
+/// Like `PartsSource`, but never answers the pull after its last part (its `.end` never comes):
+/// a sized body must count as sent without it.
+final class EndlessTailSource: RequestBodySource, @unchecked Sendable {
+    private let parts: Mutex<[[UInt8]]>
+    let pulls = Atomic<Int>(0)
+
+    init(_ parts: [[UInt8]]) { self.parts = Mutex(parts) }
+
+    func pull(_ deliver: @escaping @Sendable (RequestBodyPart) -> Void) {
+        pulls.add(1, ordering: .relaxed)
+        guard let next = parts.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { return }
+        DispatchQueue.global().async { deliver(.bytes(next)) }
+    }
+}

@@ -266,6 +266,26 @@ struct HTTPClientTests {
         client.closeIdleConnections()
     }
 
+    /// The upstream may answer before the source's `.end` arrives: with a declared length the body is
+    /// complete at its last byte, so the connection is pooled, and the source is still asked once more
+    /// (to reach its end). Deterministic: this source never answers that last pull.
+    @Test func sizedRequestBodyIsCompleteAtItsLastByteWithoutWaitingForEnd() {
+        let upstream = TestUpstream(handler: echoPathHandler)
+        defer { upstream.stop() }
+        let (client, loop, _) = makeClient(ports: [upstream.port])
+        let parts: [[UInt8]] = [Array(repeating: 1, count: 30_000), Array(repeating: 2, count: 5)]
+        let source = EndlessTailSource(parts)
+        let r = run(client, request("/sized", method: .post, body: .stream(source, length: 30_005)), on: loop)
+        #expect(r.error == nil)
+        #expect(bodyText(r) == "/sized on 0 body 30005")
+        #expect(source.pulls.load(ordering: .relaxed) == 3)
+        #expect(loop.queue.sync { client.idleConnectionCount(on: loop) } == 1)
+        let again = run(client, request("/next"), on: loop)
+        #expect(bodyText(again) == "/next on 0 body 0")
+        #expect(upstream.acceptedConnections == 1)
+        client.closeIdleConnections()
+    }
+
     @Test func expectContinueWaitsForTheInterimResponse() {
         let sawBodyBeforeContinue = Atomic<Bool>(false)
         let upstream = TestUpstream { connection, _ in
