@@ -381,17 +381,17 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             // A proxied HEAD has no body to store, hash or measure: its head passes as the upstream sent it.
             return .passThrough(response, conditional: false, replayable: false, reason: .head)
         }
-        if ProxyResponseHeaders.forbidsTransform(response.head.headerFields) {
+        let fields = TriageFields(response.head.headerFields)  // one pass over the head
+        if fields.forbidsTransform {
             // Cache-Control: no-transform (RFC 9110 §7.7): no recoding, no dictionary, no storing.
             return .passThrough(response, conditional: true, replayable: true, reason: .noTransform)
         }
         let path = request.pathWithoutQuery
         let advertising = rules.advertisingRule(for: path)
         let scope = rules.dictionaryScope(for: path)
-        let fields = response.head.headerFields
-        let alreadyEncoded = fields[.contentEncoding].map { $0.lowercased() != "identity" } ?? false
+        let alreadyEncoded = fields.contentEncoding.map { $0.lowercased() != "identity" } ?? false
         let tooSmall = Int(length) < settings.minimumBytes
-        let precompressed = precompressedTypes.value(for: fields[.contentType] ?? "") { CompressionEligibility.isPrecompressed(contentType: $0) }
+        let precompressed = precompressedTypes.value(for: fields.contentType ?? "") { CompressionEligibility.isPrecompressed(contentType: $0) }
         let compressible = !alreadyEncoded && !tooSmall && !precompressed
         guard advertising != nil || compressible else {
             let reason: DecisionReason = alreadyEncoded ? .upstreamEncoded : tooSmall ? .bodyTooSmall : .precompressedMediaType
@@ -401,7 +401,12 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             // Identity-only client and nothing to advertise: the inner response as it is (no read, no
             // hash), with the Vary every variant of a compressible resource carries.
             var out = response
-            addVary(to: &out.head.headerFields, scope: scope)
+            if scope == nil && !fields.hasVary {
+                // What addVary gives without a Vary line: one new line (no merge, no strings built).
+                out.head.headerFields.append(HTTPField(name: .vary, value: "Accept-Encoding"))
+            } else {
+                addVary(to: &out.head.headerFields, scope: scope)
+            }
             return .passThrough(out, conditional: true, replayable: true, reason: .identityOnlyClient)
         }
         return .work(advertising: advertising, scope: scope, compressible: compressible, path: path)

@@ -241,6 +241,8 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
 
     /// `timeout=N` of the `Keep-Alive` field (RFC 2068 §19.7.1.1, still sent by some servers), in ns.
     private static func keepAliveTimeout(_ head: ParsedResponseHead) -> UInt64 {
+        // Most responses have no such field: find it without building strings.
+        guard (0..<head.fieldCount).contains(where: { isKeepAliveName(head.fieldNameBytes(at: $0)) }) else { return 0 }
         for value in head.values(of: "keep-alive") {
             for parameter in value.split(separator: ",") {
                 let pair = parameter.split(separator: "=", maxSplits: 1).map {
@@ -252,6 +254,12 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
             }
         }
         return 0
+    }
+
+    /// `Keep-Alive`, in any case.
+    private static func isKeepAliveName(_ name: ArraySlice<UInt8>) -> Bool {
+        guard name.count == 10 else { return false }
+        return zip(name, "keep-alive".utf8).allSatisfy { $0 | 0x20 == $1 }
     }
 
     /// The exchange was cancelled: close without calling its delegate.

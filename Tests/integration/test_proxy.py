@@ -130,6 +130,31 @@ def test_post_with_content_length_and_chunked_bodies(proxy):
     assert_serves(proxy)
 
 
+def test_sized_posts_keep_both_connections_alive(proxy, api):
+    """POSTs with Content-Length, one client connection: the upstream may answer before the client's body
+    stream reports its end; neither the client connection (no `Connection: close`) nor the upstream
+    connection (pooled, not closed) is given up for that."""
+    body = bytes(range(256)) * 100
+    request(proxy.port, "GET", "/api/items")  # warm the pools
+    before = api.connections()
+    conn = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=10)
+    try:
+        for i in range(20):
+            conn.request("POST", f"/api/echo?i={i}", body=body, headers={"Content-Type": "application/octet-stream"})
+            r = conn.getresponse()
+            answer = r.read()
+            assert r.status == 200 and json.loads(answer)["body_length"] == len(body)
+            assert (r.headers.get("Connection") or "").lower() != "close", f"request {i}: client connection closed"
+            if i == 0:
+                sock = conn.sock
+            assert conn.sock is sock, f"request {i}: a new client connection"
+    finally:
+        conn.close()
+    opened = api.connections() - before - 1  # minus the count request's own connection
+    assert opened <= 2, f"{opened} new upstream connections for 20 POSTs on one client connection"
+    assert_serves(proxy)
+
+
 def test_large_post_bodies_are_streamed_to_the_upstream(proxy):
     # 6 MiB: over the server's 1 MiB buffered-body limit, so only a streamed body gets through.
     body = bytes(range(256)) * (6 << 12)

@@ -2,11 +2,12 @@
 files), measured with wrk in alternating rounds. See `run` for the method and the target.
 
 Environment: DURATION (seconds per wrk run, default 10), ROUNDS (default 3), CONNECTIONS (64).
-The front servers: dcserve with one upstream and one route `/` (access log off, its upstream pool
+The front servers: dcserve with one upstream and one route `/` (access log off, 2 event loops, its upstream pool
 per event loop), nginx with 2 workers, `proxy_pass` to an `upstream` block with `keepalive 64`,
 HTTP/1.1 and `Connection: ""` (its standard keep-alive pool), proxy buffering at its defaults.
 The upstream: nginx, 1 worker, static files 1k.bin and 100k.bin (random bytes: nothing compresses,
-and wrk sends no Accept-Encoding, so both proxies relay identity bodies).
+and wrk sends no Accept-Encoding, so both proxies relay identity bodies). "up us dc/ng": the upstream's CPU per
+request behind each front (it must not be the bottleneck). wrk is not pinned, for either front.
 """
 from __future__ import annotations
 
@@ -62,7 +63,7 @@ http {{
 
 def dcserve_proxy(upstream_port: int, workdir: str) -> Process:
     config = {
-        "server": {"host": "127.0.0.1", "accessLog": False},
+        "server": {"host": "127.0.0.1", "accessLog": False, "eventLoops": 2},  # nginx: 2 workers
         "store": {"path": os.path.join(workdir, "store")},
         "site": {"root": workdir},
         "admin": {"enabled": False},
@@ -89,7 +90,7 @@ def main() -> None:
           f"upstream nginx (1 worker, static files); fronts: dcserve vs nginx proxy_pass (2 workers, keepalive 64); "
           f"{os.cpu_count()} cores")
     print(f"{'file':28} {'dcserve r/s':>11} {'p99 ms':>7} {'cpu us':>7} {'nginx r/s':>10} {'p99 ms':>7} {'cpu us':>7}"
-          f" {'r/s x':>6} {'p99 x':>6} {'cpu x':>6}")
+          f" {'r/s x':>6} {'p99 x':>6} {'cpu x':>6} {'up us dc/ng':>12}")
     with benchlib.nginx(www, workers=1) as upstream, dcserve_proxy(upstream.port, work) as dc, \
             nginx_proxy(upstream.port) as ng:
         for name in ["1k.bin", "100k.bin"]:
@@ -103,14 +104,17 @@ def main() -> None:
                 order = [("dc", dc), ("ng", ng)] if round_ % 2 else [("ng", ng), ("dc", dc)]
                 result = {}
                 for key, server in order:
+                    upstream_before = upstream.cpu_seconds()
                     r = wrk(f"http://127.0.0.1:{server.port}/{name}", connections=CONNECTIONS, seconds=DURATION,
                             server=server)
+                    # The upstream's CPU per request behind this front (is it the bottleneck?).
+                    r["up_us"] = (upstream.cpu_seconds() - upstream_before) / max(r["rps"] * DURATION, 1) * 1e6
                     if r["non2xx"]:
                         print(f"  warning: {key} answered {r['non2xx']} non-2xx responses", file=sys.stderr)
                     result[key] = r
                 rows.append(result)
                 show(f"{name} round {round_ + 1}", result["dc"], result["ng"])
-            mean = {k: {m: statistics.mean(r[k][m] for r in rows) for m in ("rps", "p99_ms", "cpu_us")} for k in ("dc", "ng")}
+            mean = {k: {m: statistics.mean(r[k][m] for r in rows) for m in ("rps", "p99_ms", "cpu_us", "up_us")} for k in ("dc", "ng")}
             show(f"{name} MEAN of {ROUNDS}", mean["dc"], mean["ng"])
         print(f"RSS after the runs: dcserve {dc.rss_kib() / 1024:.1f} MiB")
     shutil.rmtree(work, ignore_errors=True)
@@ -118,7 +122,8 @@ def main() -> None:
 
 def show(label: str, d: dict, n: dict) -> None:
     print(f"{label:28} {d['rps']:11.0f} {d['p99_ms']:7.2f} {d['cpu_us']:7.1f} {n['rps']:10.0f} {n['p99_ms']:7.2f} "
-          f"{n['cpu_us']:7.1f} {d['rps'] / n['rps']:5.2f}x {d['p99_ms'] / n['p99_ms']:5.2f}x {d['cpu_us'] / n['cpu_us']:5.2f}x",
+          f"{n['cpu_us']:7.1f} {d['rps'] / n['rps']:5.2f}x {d['p99_ms'] / n['p99_ms']:5.2f}x {d['cpu_us'] / n['cpu_us']:5.2f}x"
+          f" {d['up_us']:5.1f}/{n['up_us']:5.1f}",
           flush=True)
 
 

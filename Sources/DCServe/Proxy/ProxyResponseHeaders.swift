@@ -32,10 +32,16 @@ public enum ProxyResponseHeaders {
     /// intermediary may change the content coding or the body.
     public static func forbidsTransform(_ fields: HTTPFields) -> Bool {
         for field in fields where field.name == .cacheControl {
-            for member in field.value.split(separator: ",") {
-                let directive = member.split(separator: "=", maxSplits: 1).first.map { $0.trimmingOWS() } ?? ""
-                if directive.lowercased() == "no-transform" { return true }
-            }
+            if forbidsTransform(cacheControl: field.value) { return true }
+        }
+        return false
+    }
+
+    /// Whether one `Cache-Control` line carries `no-transform`.
+    static func forbidsTransform(cacheControl value: String) -> Bool {
+        for member in value.split(separator: ",") {
+            let directive = member.split(separator: "=", maxSplits: 1).first.map { $0.trimmingOWS() } ?? ""
+            if directive.lowercased() == "no-transform" { return true }
         }
         return false
     }

@@ -1,0 +1,37 @@
+import HTTPTypes
+
+/// The response fields ``DictionaryCompressionMiddleware/triage(_:_:)`` decides on, read in one pass
+/// over the head (a proxied response's head is walked once instead of once per field looked up, and
+/// no joined strings are built for the common single-line case). Same answers as the field
+/// subscripts they replace: `contentEncoding`/`contentType` equal `fields[name]` (several lines
+/// joined with ", "), `forbidsTransform` equals ``ProxyResponseHeaders/forbidsTransform(_:)``, and
+/// `hasVary` tells whether any `Vary` line exists. A value; thread-safe.
+struct TriageFields {
+    var contentEncoding: String?
+    var contentType: String?
+    var forbidsTransform = false
+    var hasVary = false
+
+    init(_ fields: HTTPFields) {
+        var encodingLines = 0, typeLines = 0
+        for field in fields {
+            switch field.name {
+            case .contentEncoding:
+                encodingLines += 1
+                if encodingLines == 1 { contentEncoding = field.value }
+            case .contentType:
+                typeLines += 1
+                if typeLines == 1 { contentType = field.value }
+            case .cacheControl:
+                if !forbidsTransform && ProxyResponseHeaders.forbidsTransform(cacheControl: field.value) { forbidsTransform = true }
+            case .vary:
+                hasVary = true
+            default:
+                continue
+            }
+        }
+        // Several lines: exactly what the subscript answers (the rare case keeps its cost).
+        if encodingLines > 1 { contentEncoding = fields[.contentEncoding] }
+        if typeLines > 1 { contentType = fields[.contentType] }
+    }
+}
