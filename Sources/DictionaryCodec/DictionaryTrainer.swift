@@ -55,6 +55,14 @@ public struct DictionaryTrainingOptions: Sendable {
     /// and parameters from every sample outside the held-out set (training + validation): more pages,
     /// same choice. The held-out report stays honest (it never saw those samples either).
     public var rebuildChosen = true
+    /// Cover segment size `k` (nil: target/50 in 256…2000).
+    public var coverK: Int? = nil
+    /// Extra pool segment sizes: the pool is the concatenation of one cover per k.
+    public var extraPoolK: [Int] = []
+    /// Per refined variant k.
+    public var variantK: [Int] = []
+    /// Pool d-mer size.
+    public var coverD = 8
 
     public init() {}
 }
@@ -141,7 +149,13 @@ public enum DictionaryTrainer {
         let coverBuffer = buffer.bytes.count > coverLimits.maxTrainingBytes
             ? TrainingBuffer(samples: split.training, limits: coverLimits) : buffer
         let variantBuffers = Self.poolBuffers(split.training, variants: variants, limits: coverLimits)
-        let coverParameters = ZstdDictionaryBuilder.Parameters(k: min(2000, max(256, options.targetSize / 50)), d: 8)
+        let coverParameters = ZstdDictionaryBuilder.Parameters(k: options.coverK ?? min(2000, max(256, options.targetSize / 50)), d: options.coverD)
+        let variantParameters: [ZstdDictionaryBuilder.Parameters] = (0..<variants).map { v in
+            guard !options.variantK.isEmpty else { return coverParameters }
+            var p = coverParameters
+            p.k = options.variantK[v % options.variantK.count]
+            return p
+        }
 
         // Plan stages with rough single-core costs (seconds per MiB) measured on HTML.
         let mb = Double(buffer.bytes.count) / 1_048_576
@@ -264,7 +278,7 @@ public enum DictionaryTrainer {
                         let started = Date()
                         let (pool, refined) = try Self.refined(
                             variantBuffers[variant], voters: voters[variant], poolSize: poolSize, targetSize: targetSize,
-                            parameters: coverParameters, level: usageLevel)
+                            parameters: variantParameters[variant], level: usageLevel, extraK: options.extraPoolK)
                         let refinedSeconds = Date().timeIntervalSince(started)
                         return RefinedVariant(
                             pool: pool, refined: refined,
@@ -276,13 +290,14 @@ public enum DictionaryTrainer {
                     let result = try results.get(variant)
                     built.append((
                         "cover-refined",
-                        "\(coverParameters) pool=\(result.pool) from samples \(variant + 1)/\(variants), votes from \(voters[variant].count)",
+                        "\(variantParameters[variant]) pool=\(result.pool) from samples \(variant + 1)/\(variants), votes from \(voters[variant].count)",
                         result.refined, result.refinedSeconds))
                     rebuilds.append { samples in
                         try Self.refined(
                             Self.poolBuffers(samples, variants: variants, limits: coverLimits)[variant],
                             voters: Self.voters(samples, variants: variants, maxBytes: options.maxUsageBytes)[variant],
-                            poolSize: poolSize, targetSize: targetSize, parameters: coverParameters, level: usageLevel).dictionary
+                            poolSize: poolSize, targetSize: targetSize, parameters: variantParameters[variant], level: usageLevel,
+                            extraK: options.extraPoolK).dictionary
                     }
                     lateScores.append(result.refinedScore)
                 }
@@ -371,9 +386,11 @@ public enum DictionaryTrainer {
     /// `targetSize` by the votes of `voters` (``DictionaryUsageRefiner``).
     static func refined(
         _ input: TrainingBuffer, voters: [[UInt8]], poolSize: Int, targetSize: Int,
-        parameters: ZstdDictionaryBuilder.Parameters, level: Int
+        parameters: ZstdDictionaryBuilder.Parameters, level: Int, extraK: [Int] = []
     ) throws(TrainingError) -> (pool: Int, dictionary: [UInt8]) {
-        let pool = DocumentFrequencyCover.build(input, targetSize: poolSize, k: parameters.k, d: parameters.d)
+        let ks = [parameters.k] + extraK
+        var pool: [UInt8] = []
+        for k in ks { pool += DocumentFrequencyCover.build(input, targetSize: poolSize / ks.count, k: k, d: parameters.d) }
         return (pool.count, try DictionaryUsageRefiner.refine(pool: pool, samples: voters, targetSize: targetSize, level: level))
     }
 }
