@@ -157,9 +157,11 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
-        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
-        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPCore"]),
+        // Throwaway certificates (openssl CLI) for the TLS tests of several test targets.
+        .target(name: "TestPKI", path: "Tests/TestPKI"),
+        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "TestPKI"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestPKI"]),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPCore", "TestPKI"]),
         .testTarget(
             name: "DictionaryTransportTests",
             dependencies: [

@@ -260,10 +260,22 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             }
         }
 
-        let decision = negotiate(request, out.head.headerFields, resource: resource, path: path, scope: scope,
+        var decision = negotiate(request, out.head.headerFields, resource: resource, path: path, scope: scope,
                                  effects: &effects, partition: partition ?? "")
-        observer.decided(decision, path: path)
-        effects.decision = decision
+        // A small body negotiated to dcb/dcz without both sizes known: encode the other one too and
+        // send the smaller. The decision is then recorded once it is final (that computation is never
+        // memoised: the rival's encode is a variant-cache miss).
+        let rival: ContentCoding? = {
+            guard case .dictionary(let coding, let hash) = decision else { return nil }
+            let other: ContentCoding = coding == .dcz ? .dcb : .dcz
+            return DictionaryCodingComparison.rival(
+                of: coding, request: request.head.headerFields, allowed: settings.preference, bodySize: resource.count,
+                rivalSizeKnown: variants.bestEntry(resource: resource.hash, dictionary: hash, coding: other) != nil)
+        }()
+        if rival == nil {
+            observer.decided(decision, path: path)
+            effects.decision = decision
+        }
         let ruleName = advertising?.name ?? (scope != nil ? rules.compressingRuleName(for: path) : nil)
         /// The typed reason for a plain coding chosen by negotiation, refined with what only the
         /// middleware knows (no rule covers the path; the live index refused the named hash).
@@ -292,10 +304,18 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                 effects.isReplayable = false
                 outcome = .plain("identity", .encodingFailed)
             }
-        case .dictionary(let coding, let hash):
+        case .dictionary(var coding, let hash):
             if let found = dictionary(hash, partition: Self.storePartition(partition ?? "")),
-               let (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: found.dictionary, effects: &effects,
+               var (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: found.dictionary, effects: &effects,
                                                    refineLater: advertising?.isLive != true) {
+                // A small body: the smaller of dcb and dcz (both end up in the variant cache).
+                if let rival, let (other, otherTime) = self.variant(of: resource, coding: rival, dictionary: found.dictionary,
+                                                         effects: &effects, refineLater: advertising?.isLive != true),
+                   other.bytes.count < variant.bytes.count {
+                    (coding, variant) = (rival, other)
+                    encodeTime = otherTime.map { $0 + (encodeTime ?? .zero) } ?? encodeTime
+                    decision = .dictionary(rival, hash)
+                }
                 apply(variant, coding: coding, dictionary: hash, to: &out)
                 timing = ServerTiming(coding: coding, level: variant.level, encodeTime: encodeTime)
                 store.recordServed(hash, partition: found.owner, at: Date())
@@ -310,6 +330,10 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                 effects.isReplayable = false
                 outcome = .plain("identity", .encodingFailed)
             }
+        }
+        if rival != nil {
+            observer.decided(decision, path: path)
+            effects.decision = decision
         }
         let sent = out.body.knownLength.map(Int.init) ?? resource.count
         var made = ResponseDecision(outcome, rule: ruleName, identityBytes: resource.count,

@@ -1,4 +1,5 @@
 import DictionaryCodec
+import DictionaryTransport
 import Foundation
 
 /// The client's dictionaries: metadata plus bytes, in memory or in a directory, partitioned by a
@@ -25,7 +26,7 @@ public final class ClientDictionaryStore: Sendable {
         var entries: [StoredDictionary.Key: StoredDictionary] = [:]
         var memoryBodies: [StoredDictionary.Key: [UInt8]] = [:]
     }
-    private let state = ClientLock(State())
+    private let state = LockedState(State())
 
     /// Opens (or creates) the store. Throws ``DictionaryClientError/storage(_:)`` when the directory
     /// cannot be created. An unreadable or malformed index starts an empty store (the old files are
@@ -39,7 +40,7 @@ public final class ClientDictionaryStore: Sendable {
                                                     attributes: [.posixPermissions: 0o700])
         } catch { throw .storage("cannot create \(dir): \(error.localizedDescription)") }
         chmod(dir, 0o700)
-        if let bytes = ClientAtomicFile.read(dir + "/index.json"),
+        if let bytes = AtomicFile.read(dir + "/index.json"),
            let list = try? Self.decoder.decode([StoredDictionary].self, from: Data(bytes)) {
             state.withLock { s in
                 for entry in list where DictionaryHash(hex: entry.hashHex) != nil
@@ -66,7 +67,7 @@ public final class ClientDictionaryStore: Sendable {
         }
         return try state.withLock { (s: inout State) -> Result<[StoredDictionary], DictionaryClientError> in
             do throws(DictionaryClientError) {
-                if case .directory = location { try ClientAtomicFile.write(body, to: bodyPath(entry.key)) }
+                if case .directory = location { try writePrivately(body, to: bodyPath(entry.key)) }
                 else { s.memoryBodies[entry.key] = body }
                 s.entries[entry.key] = entry
                 let evicted = evict(&s, keeping: entry.key, partition: entry.partition)
@@ -84,7 +85,7 @@ public final class ClientDictionaryStore: Sendable {
             let bytes: [UInt8]?
             switch location {
             case .memory: bytes = s.memoryBodies[entry.key]
-            case .directory: bytes = ClientAtomicFile.read(bodyPath(entry.key))
+            case .directory: bytes = AtomicFile.read(bodyPath(entry.key))
             }
             if let bytes, let dictionary = CompressionDictionary(bytes: bytes, expectedHash: entry.hash) {
                 return .success(dictionary)
@@ -163,7 +164,17 @@ public final class ClientDictionaryStore: Sendable {
         guard case .directory(let dir) = location else { return }
         let list = s.entries.values.sorted { $0.key.fileName < $1.key.fileName }
         guard let data = try? Self.encoder.encode(list) else { throw .storage("cannot encode the index") }
-        try ClientAtomicFile.write([UInt8](data), to: dir + "/index.json")
+        try writePrivately([UInt8](data), to: dir + "/index.json")
+    }
+
+    /// Durable atomic write (DictionaryTransport's `AtomicFile`), owner-only: a client's dictionaries are
+    /// its own responses.
+    private func writePrivately(_ bytes: [UInt8], to path: String) throws(DictionaryClientError) {
+        do {
+            try AtomicFile.writeAtomically(bytes, to: path, permissions: 0o600)
+        } catch {
+            throw .storage(error.message)
+        }
     }
 
     private func bodyPath(_ key: StoredDictionary.Key) -> String {

@@ -10,15 +10,18 @@ import Darwin
 /// `writeAtomically` creates a uniquely named temporary file in the destination's directory, writes and
 /// fsyncs it, renames it over the destination and fsyncs the directory: readers see the old file or
 /// the complete new one, never a partial one, and after it returns the file survives a crash.
-/// Thread-safe (no shared state).
-enum AtomicFile {
+/// Thread-safe (no shared state). Package-visible: the client store (DictionaryClient) writes with it too.
+package enum AtomicFile {
     /// Prefix of temporary files; stray ones are removed at start-up.
-    static let temporaryPrefix = ".tmp-"
+    package static let temporaryPrefix = ".tmp-"
 
-    static func writeAtomically(_ bytes: [UInt8], to path: String) throws(DictionaryStoreError) {
+    /// `permissions`: the new file's mode (0o644 for the server's store; the client store keeps its
+    /// dictionaries private, 0o600).
+    package static func writeAtomically(_ bytes: [UInt8], to path: String,
+                                        permissions: mode_t = 0o644) throws(DictionaryStoreError) {
         let directory = (path as NSString).deletingLastPathComponent
         let temp = directory + "/" + temporaryPrefix + UUID().uuidString
-        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, permissions)
         guard fd >= 0 else { throw DictionaryStoreError("cannot create \(temp): \(errnoText())") }
         var written = 0
         var failure: String?
@@ -47,7 +50,7 @@ enum AtomicFile {
         try syncDirectory(directory)
     }
 
-    static func syncDirectory(_ directory: String) throws(DictionaryStoreError) {
+    package static func syncDirectory(_ directory: String) throws(DictionaryStoreError) {
         let dfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard dfd >= 0 else { throw DictionaryStoreError("cannot open directory \(directory): \(errnoText())") }
         defer { close(dfd) }
@@ -55,10 +58,10 @@ enum AtomicFile {
     }
 
     /// The whole file, or nil when it cannot be read.
-    static func read(_ path: String) -> [UInt8]? {
+    package static func read(_ path: String) -> [UInt8]? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         return [UInt8](data)
     }
 
-    static func errnoText() -> String { String(cString: strerror(errno)) }
+    package static func errnoText() -> String { String(cString: strerror(errno)) }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Mutable state shared across threads, guarded by a lock: the one synchronisation primitive of this
-/// module.
+/// module (package-visible: DictionaryClient uses it too).
 ///
 /// Why not `Synchronization.Mutex`: on Linux it locks with futexes inside the (uninstrumented) Swift
 /// runtime, so ThreadSanitizer cannot see its happens-before edges and reports false races on every
@@ -10,13 +10,13 @@ import Foundation
 ///
 /// Safety: `state` is only reachable inside `withLock`, which holds the lock for the whole closure;
 /// hence `@unchecked Sendable` is sound for `Sendable` state. Do not call `withLock` re-entrantly.
-final class LockedState<State: Sendable>: @unchecked Sendable {
+package final class LockedState<State: Sendable>: @unchecked Sendable {
     private var state: State
     private let lock = NSLock()
 
-    init(_ state: State) { self.state = state }
+    package init(_ state: State) { self.state = state }
 
-    func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body(&state)

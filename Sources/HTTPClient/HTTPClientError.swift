@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Why an exchange failed. The proxy maps these to 502 (`connectFailed`, `invalidResponse`,
 /// `closedEarly`, `noServerAvailable`) or 504 (`timedOut`).
 public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -17,7 +23,9 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
 
     public var description: String {
         switch self {
-        case .connectFailed(let server, let errno): return "cannot connect to \(server) (errno \(errno))"
+        case .connectFailed(let server, let code):
+            let reason = code == EPROTO ? "TLS handshake failed" : String(cString: strerror(code))
+            return "cannot connect to \(server): \(reason) (errno \(code))"
         case .timedOut(let server, let phase): return "\(server) timed out (\(phase))"
         case .invalidResponse(let server, let reason): return "invalid response from \(server): \(reason)"
         case .closedEarly(let server): return "\(server) closed the connection before the response was complete"

@@ -13,7 +13,7 @@ struct TrainCommand: ParsableCommand {
         abstract: "Train a compression dictionary from sample responses and report its savings.",
         discussion: """
             Samples come from --samples (a directory, recursive, filtered by --include/--exclude globs), \
-            --urls (a file of http:// URLs fetched from a running origin) and/or --store with --rule \
+            --urls (a file of http:// or https:// URLs fetched from a running origin) and/or --store with --rule \
             (responses a dcserve store kept for that rule). Samples over 32 MiB are truncated; for \
             training, samples over 128 KiB are split into 128 KiB pieces; samples under 32 bytes are \
             skipped. At least 10 usable samples are needed.
@@ -28,7 +28,7 @@ struct TrainCommand: ParsableCommand {
     @Option(name: .long, help: "Directory of sample responses (searched recursively).")
     var samples: String?
 
-    @Option(name: .long, help: "File listing http:// URLs (one per line) to fetch as samples.")
+    @Option(name: .long, help: "File listing http:// or https:// URLs (one per line) to fetch as samples.")
     var urls: String?
 
     @Option(name: .long, help: "Dictionary store directory: read samples of --rule from it, and store the result in it.")

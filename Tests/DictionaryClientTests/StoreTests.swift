@@ -29,6 +29,11 @@ import Testing
         #expect(!names.contains { $0.hasPrefix(".tmp-") })
         let mode = try FileManager.default.attributesOfItem(atPath: dir)[.posixPermissions] as? Int
         #expect(mode == 0o700)
+        // The index and every body are owner-only files.
+        for file in ["index.json"] + (try FileManager.default.contentsOfDirectory(atPath: dir + "/bodies")).map({ "bodies/" + $0 }) {
+            let fileMode = try FileManager.default.attributesOfItem(atPath: dir + "/" + file)[.posixPermissions] as? Int
+            #expect(fileMode == 0o600, "\(file)")
+        }
     }
 
     @Test func corruptedBodyOnDiskIsDetectedOnLoadAndRemoved() throws {

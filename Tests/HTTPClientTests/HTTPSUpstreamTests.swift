@@ -6,6 +6,7 @@ import HTTPClient
 import HTTPCore
 import HTTPTypes
 import Testing
+import TestPKI
 
 /// https upstreams through HTTPCore's TLS client transport, against `openssl s_server -www` (a TLS
 /// server we did not write) with a throwaway CA.

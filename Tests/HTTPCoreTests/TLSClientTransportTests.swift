@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Testing
+import TestPKI
 @testable import HTTPCore
 
 /// The TLS client transport against the TLS server transport over real loopback sockets: SNI,

@@ -1,32 +1,15 @@
 import Foundation
 import Testing
+import TestPKI
 @testable import HTTPServer
 
 /// CertificateReloader against real PEM files made with the openssl CLI in a temporary directory.
 @Suite struct CertificateReloaderTests {
-    let directory: URL
+    let pki: TestCertificates
 
-    init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("dcserve-tls-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        for name in ["a", "b"] {
-            try openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                         "-keyout", path("\(name).key"), "-out", path("\(name).pem"), "-days", "1", "-subj", "/CN=\(name).test"])
-        }
-    }
+    init() throws { pki = try TestCertificates(selfSigned: ["a", "b"]) }
 
-    func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
-
-    func openssl(_ arguments: [String]) throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        p.arguments = arguments
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        p.waitUntilExit()
-        try #require(p.terminationStatus == 0)
-    }
+    func path(_ name: String) -> String { pki.path(name) }
 
     @Test func reloaderKeepsTheOldContextWhenFilesBreak() throws {
         let chain = path("live.pem"), key = path("live.key")

@@ -13,46 +13,27 @@ import base64
 import hashlib
 import http.client
 import json
-import os
 import re
-import signal
-import subprocess
-import tempfile
 import time
 import urllib.parse
 
 import decoders
+from logged_process import LoggedProcess
 
 LAB_RE = re.compile(rb"lab listening on (https?)://127\.0\.0\.1:(\d+)/lab/")
 
 
-class Lab:
+class Lab(LoggedProcess):
     """`dcserve lab --port 0` until stop(); `port` is read from its log line."""
 
     def __init__(self, binary: str, args: list[str] | None = None, timeout: float = 30.0):
-        self.log_file = tempfile.NamedTemporaryFile(prefix="dcserve-lab-", suffix=".txt", delete=False)
-        self.proc = subprocess.Popen([binary, "lab", "--port", "0", *(args or [])],
-                                     stdout=self.log_file, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + timeout
-        self.port = None
-        while time.monotonic() < deadline:
-            m = LAB_RE.search(open(self.log_file.name, "rb").read())
-            if m:
-                self.scheme, self.port = m.group(1).decode(), int(m.group(2))
-                break
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"dcserve lab exited with {self.proc.returncode}: {self.logs()}")
-            time.sleep(0.05)
-        if self.port is None:
-            self.stop()
-            raise RuntimeError("dcserve lab did not report its port: " + self.logs())
+        super().__init__([binary, "lab", "--port", "0", *(args or [])], log_prefix="dcserve-lab-")
+        m = self.wait_for_log(LAB_RE.search, "dcserve lab", timeout)
+        self.scheme, self.port = m.group(1).decode(), int(m.group(2))
 
     @property
     def base(self) -> str:
         return f"{self.scheme}://127.0.0.1:{self.port}"
-
-    def logs(self) -> str:
-        return open(self.log_file.name, "rb").read().decode(errors="replace")
 
     def request(self, method: str, path: str, headers: list[tuple[str, str]] | None = None,
                 body: bytes | None = None) -> tuple[int, list[tuple[str, str]], bytes]:
@@ -74,23 +55,6 @@ class Lab:
         status, _, body = self.request("GET", path)
         assert status == 200, (path, status, body)
         return json.loads(body)
-
-    def stop(self, timeout: float = 20) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-        return self.proc.returncode
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
-
 
 def _sf_string(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -157,6 +157,19 @@ class _Pages(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
+    def do_GET(self):
+        if self.path != "/big":
+            return super().do_GET()
+        # Larger than the sample fetcher's 32 MiB limit.
+        self.send_response(200)
+        self.send_header("Content-Length", str(33 << 20))
+        self.end_headers()
+        try:
+            for _ in range(33):
+                self.wfile.write(b"x" * (1 << 20))
+        except OSError:
+            pass
+
 
 def test_samples_from_urls(dcserve_bin, corpus, tmp_path):
     handler = lambda *a, **k: _Pages(*a, directory=str(corpus), **k)  # noqa: E731
@@ -180,6 +193,13 @@ def test_samples_from_urls(dcserve_bin, corpus, tmp_path):
         r = run(dcserve_bin, "train", "--urls", str(missing), "--output", str(tmp_path / "m.dict"), check=False)
         assert r.returncode != 0 and b"nope.html" in r.stderr and b"404" in r.stderr
         assert not (tmp_path / "m.dict").exists()
+        for line, reason in [("ftp://127.0.0.1/x", b"not a valid http:// or https:// URL"),
+                             (f"http://127.0.0.1:{port}/big", b"larger than"),
+                             (f"http://127.0.0.1:{_free_port()}/x", b"127.0.0.1")]:
+            (tmp_path / "bad.txt").write_text(line + "\n")
+            r = run(dcserve_bin, "train", "--urls", str(tmp_path / "bad.txt"), "--output", str(tmp_path / "b.dict"), check=False)
+            assert r.returncode != 0 and reason in r.stderr and line.encode() in r.stderr, r.stderr
+            assert not (tmp_path / "b.dict").exists()
     finally:
         server.shutdown()
         server.server_close()

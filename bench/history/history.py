@@ -100,10 +100,12 @@ class Client:
         self.codings: dict[str, int] = {}
 
     def request(self, path: str, method: str = "GET", body: bytes | None = None):
-        headers = {"Authorization": f"Bearer {self.token}", "Accept-Encoding": "dcz, dcb, br, gzip"}
+        # Chromium's Accept-Encoding: dcb and dcz are added only when a dictionary is attached.
+        headers = {"Authorization": f"Bearer {self.token}", "Accept-Encoding": "gzip, deflate, br, zstd"}
         if body is not None:
             headers["Content-Type"] = "application/json"
         if self.dictionary is not None and self.match.fullmatch(path.split("?")[0]):
+            headers["Accept-Encoding"] = "gzip, deflate, br, zstd, dcb, dcz"
             headers["Available-Dictionary"] = ":" + base64.b64encode(hashlib.sha256(self.dictionary).digest()).decode() + ":"
             if self.dictionary_id:
                 headers["Dictionary-ID"] = json.dumps(self.dictionary_id)
@@ -133,6 +135,8 @@ class Client:
         assert hashlib.sha256(body).hexdigest() in url
         self.sent_dictionaries += len(raw)
         self.dictionary_downloads += 1
+        coding = "dictionary:" + (headers.get("Content-Encoding") or "identity")
+        self.codings[coding] = self.codings.get(coding, 0) + 1
         fields = dict(x.split("=", 1) for x in re.split(r",\s*", headers["Use-As-Dictionary"]))
         pattern = json.loads(fields["match"])
         self.match = re.compile(re.escape(pattern).replace(r"\*", ".*"))
@@ -151,8 +155,11 @@ def run(args) -> dict:
         "server": {"host": "127.0.0.1", "port": port, "accessLog": False},
         "admin": {"enabled": False},
         "store": {"path": os.path.join(tmp, "store")},
+        # Every message fetch is a new body, so only the on-the-fly ("fast") level ever applies: the
+        # best levels on the request path unless --default-levels (dcz 3, dcb 5, zstd 3, br 5).
         "compression": {"precompress": False, "preference": args.preference.split(","),
-                        "levels": {"dcz": {"fast": 19}, "dcb": {"fast": 11}, "br": {"fast": 11}, "zstd": {"fast": 19}}},
+                        **({} if args.default_levels else {"levels": {
+                            "dcz": {"fast": 19}, "dcb": {"fast": 11}, "br": {"fast": 11}, "zstd": {"fast": 19}}})},
         "upstreams": {"names": ["api"], "api": {"servers": [f"http://127.0.0.1:{api_port}"]}},
         "routes": {"names": ["api"], "api": {"prefix": "/", "upstream": "api"}},
         "dictionaries": {"rules": ["chats"], "chats": {
@@ -214,34 +221,41 @@ def direct(api_port: int, path: str) -> bytes:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--corpus", required=True, help="directory of chatterbot-corpus english/*.yml (fetch_corpus.sh)")
-    p.add_argument("--messages", type=int, default=600)
+    p.add_argument("--messages", type=int, default=300)
     p.add_argument("--offset", type=int, default=0, help="first corpus line used")
-    p.add_argument("--every", type=int, default=5, help="alice fetches after this many posts")
-    p.add_argument("--first-build-bytes", type=int, default=4096)
-    p.add_argument("--rebuild-bytes", type=int, default=65536)
+    p.add_argument("--every", default="5,3,2", help="alice fetches after this many posts (comma-separated: one table row each)")
+    p.add_argument("--first-build-bytes", type=int, default=1024)
+    p.add_argument("--rebuild-bytes", type=int, default=262144)
     p.add_argument("--preference", default="dcz,dcb,zstd,br,gzip", help="dcserve's compression.preference")
-    p.add_argument("--max-bytes", type=int, default=32768)
+    p.add_argument("--max-bytes", type=int, default=16384)
+    p.add_argument("--default-levels", action="store_true", help="dcserve's default on-the-fly levels, not the best ones")
     p.add_argument("--settle", type=float, default=0.05, help="seconds after each fetch (background builds)")
     p.add_argument("--rounds", type=int, default=2, help="runs over different corpus slices")
     p.add_argument("--max-seconds", type=float, default=600)
     args = p.parse_args()
-    results = []
+    cadences = [int(x) for x in str(args.every).split(",")]
     base = args.offset
-    for r in range(args.rounds):
-        args.offset = base + r * args.messages
-        res = run(args)
-        results.append(res)
-        print(json.dumps(res), flush=True)
-    total = {k: sum(r[k] for r in results) for k in ("identity", "gzip6", "br11", "zstd19", "history_total",
-                                                     "history_fetches", "history_dictionaries")}
-    print(f"\n{len(results)} rounds x {args.messages} messages, fetch every {args.every} posts "
-          f"(firstBuildBytes {args.first_build_bytes}, rebuildBytes {args.rebuild_bytes}, maxBytes {args.max_bytes}, "
-          f"preference {args.preference}):")
-    for k in ("identity", "gzip6", "br11", "zstd19"):
-        print(f"  {k:>10}: {total[k]:>9} bytes  ({total[k] / total['br11']:.3f}x br-11)")
-    print(f"  {'history':>10}: {total['history_total']:>9} bytes  ({total['history_total'] / total['br11']:.3f}x br-11)"
-          f"  = fetches {total['history_fetches']} + dictionary downloads {total['history_dictionaries']}")
-    print(f"  target <= 0.5x br-11: {'met' if total['history_total'] <= 0.5 * total['br11'] else 'NOT met'}")
+    rows = []
+    for every in cadences:
+        results = []
+        for r in range(args.rounds):
+            args.every, args.offset = every, base + r * args.messages
+            res = run(args)
+            results.append(res)
+            print(json.dumps(res), flush=True)
+        rows.append((every, {k: sum(r[k] for r in results) for k in (
+            "identity", "gzip6", "br11", "zstd19", "history_total", "history_fetches", "history_dictionaries",
+            "dictionary_downloads", "fetches")}))
+    print(f"\n{args.rounds} rounds x {args.messages} messages (corpus lines {base}..{base + args.rounds * args.messages - 1}); "
+          f"history: firstBuildBytes {args.first_build_bytes}, rebuildBytes {args.rebuild_bytes}, maxBytes {args.max_bytes}, "
+          f"preference {args.preference}, {'default' if args.default_levels else 'best'} levels; bodies only, bytes summed over the rounds\n")
+    print("| fetch every | fetches | gzip-6 | br-11 | zstd-19 | history (fetches + dictionaries, downloads) | history / br-11 |")
+    print("|---|---|---|---|---|---|---|")
+    for every, t in rows:
+        print(f"| {every} posts | {t['fetches']} | {t['gzip6']} ({t['gzip6'] / t['br11']:.2f}x) | {t['br11']} | "
+              f"{t['zstd19']} ({t['zstd19'] / t['br11']:.2f}x) | {t['history_total']} ({t['history_fetches']} + "
+              f"{t['history_dictionaries']}, {t['dictionary_downloads']}) | **{t['history_total'] / t['br11']:.3f}x**"
+              f"{'' if t['history_total'] <= 0.5 * t['br11'] else ' (target 0.5x not met)'} |")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,116 @@
+@testable import DCServe
+import DictionaryCodec
+import DictionaryTransport
+import Foundation
+import HTTPServer
+import HTTPTypes
+import Logging
+import Synchronization
+import Testing
+
+/// Issue #16 / #13 item 6: for a small body negotiated to a dictionary coding, the middleware
+/// encodes dcb and dcz and sends the smaller (checked against independent encodes at the same
+/// levels); large bodies, unequal client weights and a single offered coding keep one encode.
+@Suite struct DictionaryCodingComparisonTests {
+    /// Chat-like English: brotli's built-in dictionary and shorter header make dcb the smaller here.
+    static let dictionaryBytes = Array((0..<12).map {
+        "{\"id\":\($0),\"author\":\"Alice Martin\",\"text\":\"Are we still on for the review on Thursday morning?\"}\n"
+    }.joined().utf8)
+    /// Above `compression.minimumBytes` (256), far below ``DictionaryCodingComparison/maximumBodyBytes``.
+    static let small = Array(["Yes, I will bring the quarterly figures and the minutes.", "Should we invite the council too?",
+                              "Only if they read the report before Thursday.", "Fine, I will send it to them tonight."]
+        .enumerated().map { "{\"id\":\(12 + $0.offset),\"author\":\"Bob Okafor\",\"text\":\"\($0.element)\"}\n" }.joined().utf8)
+    static let large = Array((0..<400).map { "{\"id\":\($0),\"author\":\"Bob Okafor\",\"text\":\"line \($0 * 7) of the review\"}\n" }
+        .joined().utf8)
+
+    struct PathHandler: HTTPHandler {
+        func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+            let path = request.pathWithoutQuery
+            let body = path.hasSuffix("/dict") ? DictionaryCodingComparisonTests.dictionaryBytes
+                : path.hasSuffix("/large") ? DictionaryCodingComparisonTests.large : DictionaryCodingComparisonTests.small
+            respond(HTTPServerResponse(status: .ok, headerFields: [.contentType: "application/json", .cacheControl: "max-age=60"],
+                                       body: .bytes(body)))
+        }
+    }
+
+    static let levels: [ContentCoding: Int] = [.dcz: 19, .dcb: 11, .zstd: 19, .br: 11, .gzip: 6]
+
+    static func middleware() throws -> (DictionaryCompressionMiddleware, String) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("codingcmp-\(UUID().uuidString)").path
+        var settings = DCServeConfiguration.Compression()
+        settings.fastLevels = levels
+        settings.bestLevels = levels  // no background re-encode changes a size during the test
+        let store = try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention())
+        let m = DictionaryCompressionMiddleware(
+            rules: try DictionaryRuleSet(rules: [DictionaryRule(name: "chat", match: "/chat/*")], outOfBand: []),
+            settings: settings, store: store, library: DictionaryLibrary(store: store),
+            variants: VariantCache(budget: 64 << 20), resources: ResourceCache(budget: 64 << 20),
+            background: BackgroundEncoder(maxConcurrent: 1), logger: Logger(label: "test"))
+        return (m, dir)
+    }
+
+    static func get(_ m: DictionaryCompressionMiddleware, _ path: String, _ fields: HTTPFields) throws -> (HTTPResponse, [UInt8]) {
+        let request = HTTPServerRequest(head: HTTPRequest(method: .get, scheme: "http", authority: "chat.example",
+                                                          path: path, headerFields: fields))
+        let box = Mutex<HTTPServerResponse?>(nil)
+        m.handle(request, next: PathHandler()) { response in box.withLock { $0 = response } }
+        let response = try #require(box.withLock { $0 })
+        guard case .bytes(let bytes) = response.body else { Issue.record("expected bytes"); return (response.head, []) }
+        return (response.head, bytes)
+    }
+
+    static func offer(_ accept: String) -> HTTPFields {
+        [.acceptEncoding: accept, .availableDictionary: SHA256.hash(dictionaryBytes).structuredFieldBinary]
+    }
+
+    @Test(arguments: ["dcz, dcb", "dcb, dcz", "gzip, deflate, br, zstd, dcb, dcz"])
+    func smallBodyGetsTheSmallerDictionaryCoding(accept: String) throws {
+        let (m, dir) = try Self.middleware()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(try Self.get(m, "/chat/dict", [:]).0.headerFields[.useAsDictionary] != nil)
+        let dictionary = CompressionDictionary(bytes: Self.dictionaryBytes)
+        let dcb = try DCB.encode(Self.small, dictionary: dictionary, level: 11)
+        let dcz = try DCZ.encode(Self.small, dictionary: dictionary, level: 19)
+        let (smaller, expected): (ContentCoding, [UInt8]) = dcb.count < dcz.count ? (.dcb, dcb) : (.dcz, dcz)
+        for round in 0..<2 {  // the second time both variants are cached: negotiation decides alone
+            let (head, body) = try Self.get(m, "/chat/1", Self.offer(accept))
+            #expect(head.headerFields[.contentEncoding] == smaller.rawValue, "round \(round): dcb \(dcb.count) B, dcz \(dcz.count) B")
+            #expect(body.count == expected.count)
+            #expect(try smaller.decode(body, dictionary: dictionary) == Self.small)
+        }
+        #expect(smaller == .dcb, "this chat text is smaller as dcb (\(dcb.count) B) than as dcz (\(dcz.count) B)")
+    }
+
+    @Test func largeBodyOrUnequalWeightsKeepThePreferredCodingAndOneEncode() throws {
+        let (m, dir) = try Self.middleware()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        _ = try Self.get(m, "/chat/dict", [:])
+        let hash = SHA256.hash(Self.dictionaryBytes)
+        #expect(Self.large.count > DictionaryCodingComparison.maximumBodyBytes)
+        #expect(Self.small.count > 256)
+        let (head, body) = try Self.get(m, "/chat/large", Self.offer("dcb, dcz"))
+        #expect(head.headerFields[.contentEncoding] == "dcz", "server preference: dcz first")
+        #expect(try ContentCoding.dcz.decode(body, dictionary: CompressionDictionary(bytes: Self.dictionaryBytes)) == Self.large)
+        #expect(m.variants.bestEntry(resource: SHA256.hash(Self.large), dictionary: hash, coding: .dcb) == nil, "no second encode")
+
+        let (weighted, _) = try Self.get(m, "/chat/1", Self.offer("dcz, dcb;q=0.5"))
+        #expect(weighted.headerFields[.contentEncoding] == "dcz", "the client's weight decides")
+        #expect(m.variants.bestEntry(resource: SHA256.hash(Self.small), dictionary: hash, coding: .dcb) == nil)
+    }
+
+    @Test func rivalIsTheOtherDictionaryCodingOnlyWhenItCanWin() {
+        let both: HTTPFields = [.acceptEncoding: "dcb, dcz"]
+        let all: [ContentCoding] = [.dcz, .dcb, .br]
+        #expect(DictionaryCodingComparison.rival(of: .dcz, request: both, allowed: all, bodySize: 100, rivalSizeKnown: false) == .dcb)
+        #expect(DictionaryCodingComparison.rival(of: .dcb, request: both, allowed: all, bodySize: 100, rivalSizeKnown: false) == .dcz)
+        #expect(DictionaryCodingComparison.rival(of: .dcz, request: both, allowed: all, bodySize: 100, rivalSizeKnown: true) == nil)
+        #expect(DictionaryCodingComparison.rival(of: .dcz, request: both, allowed: [.dcz, .br], bodySize: 100, rivalSizeKnown: false) == nil)
+        #expect(DictionaryCodingComparison.rival(of: .dcz, request: [.acceptEncoding: "dcz"], allowed: all, bodySize: 100,
+                                                 rivalSizeKnown: false) == nil)
+        #expect(DictionaryCodingComparison.rival(of: .dcz, request: [.acceptEncoding: "dcz, dcb;q=0.9"], allowed: all,
+                                                 bodySize: 100, rivalSizeKnown: false) == nil)
+        #expect(DictionaryCodingComparison.rival(of: .dcz, request: both, allowed: all,
+                                                 bodySize: DictionaryCodingComparison.maximumBodyBytes + 1, rivalSizeKnown: false) == nil)
+        #expect(DictionaryCodingComparison.rival(of: .br, request: both, allowed: all, bodySize: 100, rivalSizeKnown: false) == nil)
+    }
+}
