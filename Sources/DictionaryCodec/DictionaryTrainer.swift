@@ -5,11 +5,12 @@ import Foundation
 /// | effort | candidates |
 /// |---|---|
 /// | `fast` | fastCover (d = 8, 4 values of k: what `zstd --train` does) · newest sample |
-/// | `default` | newest sample · 3 × cover-refined (k = target/50 in 256…2000, d = 8) |
+/// | `default` | newest sample · 3 × cover-refined (k = target/200, target/50, target/12.5; d = 8) |
 /// | `max` | fastCover (d = 6 and 8, 40 values of k) · newest sample · cover optimised (d = 6 and 8, 8 values of k) · 3 × cover-refined |
 ///
 /// `cover-refined` (when there are at least 15 training samples): for each third of the training
-/// samples (by name order), ``DocumentFrequencyCover`` builds a pool `poolFactor` times the target
+/// samples (by name order), with its own segment size (``DictionaryTrainingOptions/refinedSegmentSizes``:
+/// which size generalises depends on the site), ``DocumentFrequencyCover`` builds a pool `poolFactor` times the target
 /// size; the training samples of the other two thirds vote on which pool bytes zstd actually uses
 /// (``DictionaryUsageRefiner``), and the most used segments make the dictionary. The three variants
 /// run side by side; the validation set picks (a plain cover dictionary scored ~2–3 % worse on HTML,
@@ -55,6 +56,16 @@ public struct DictionaryTrainingOptions: Sendable {
     /// and parameters from every sample outside the held-out set (training + validation): more pages,
     /// same choice. The held-out report stays honest (it never saw those samples either).
     public var rebuildChosen = true
+    /// Segment size `k` of each `cover-refined` variant's pool, in variant order (cycled when there
+    /// are more variants); nil: ``defaultRefinedSegmentSizes(targetSize:)``. Sites differ in which
+    /// segment size generalises (measured on held-out pages: the PostgreSQL manual best at k = 500,
+    /// git's manual pages at k = 8000), so each variant tries another and validation picks.
+    public var refinedSegmentSizes: [Int]? = nil
+
+    /// Target/200, target/50 and target/12.5, each clamped to 64…16384 (100 KiB: 512, 2048, 8192).
+    public static func defaultRefinedSegmentSizes(targetSize: Int) -> [Int] {
+        [targetSize / 200, targetSize / 50, targetSize * 2 / 25].map { min(16384, max(64, $0)) }
+    }
 
     public init() {}
 }
@@ -142,6 +153,7 @@ public enum DictionaryTrainer {
             ? TrainingBuffer(samples: split.training, limits: coverLimits) : buffer
         let variantBuffers = Self.poolBuffers(split.training, variants: variants, limits: coverLimits)
         let coverParameters = ZstdDictionaryBuilder.Parameters(k: min(2000, max(256, options.targetSize / 50)), d: 8)
+        let variantParameters = Self.variantParameters(options, variants: variants)
 
         // Plan stages with rough single-core costs (seconds per MiB) measured on HTML.
         let mb = Double(buffer.bytes.count) / 1_048_576
@@ -264,7 +276,7 @@ public enum DictionaryTrainer {
                         let started = Date()
                         let (pool, refined) = try Self.refined(
                             variantBuffers[variant], voters: voters[variant], poolSize: poolSize, targetSize: targetSize,
-                            parameters: coverParameters, level: usageLevel)
+                            parameters: variantParameters[variant], level: usageLevel)
                         let refinedSeconds = Date().timeIntervalSince(started)
                         return RefinedVariant(
                             pool: pool, refined: refined,
@@ -276,13 +288,13 @@ public enum DictionaryTrainer {
                     let result = try results.get(variant)
                     built.append((
                         "cover-refined",
-                        "\(coverParameters) pool=\(result.pool) from samples \(variant + 1)/\(variants), votes from \(voters[variant].count)",
+                        "\(variantParameters[variant]) pool=\(result.pool) from samples \(variant + 1)/\(variants), votes from \(voters[variant].count)",
                         result.refined, result.refinedSeconds))
                     rebuilds.append { samples in
                         try Self.refined(
                             Self.poolBuffers(samples, variants: variants, limits: coverLimits)[variant],
                             voters: Self.voters(samples, variants: variants, maxBytes: options.maxUsageBytes)[variant],
-                            poolSize: poolSize, targetSize: targetSize, parameters: coverParameters, level: usageLevel).dictionary
+                            poolSize: poolSize, targetSize: targetSize, parameters: variantParameters[variant], level: usageLevel).dictionary
                     }
                     lateScores.append(result.refinedScore)
                 }
@@ -344,6 +356,14 @@ public enum DictionaryTrainer {
             if a.bytes.count != b.bytes.count { return a.bytes.count < b.bytes.count }
             return a.name > b.name
         }!
+    }
+
+    /// The cover parameters of each refined variant: d = 8, k from
+    /// ``DictionaryTrainingOptions/refinedSegmentSizes`` (cycled), each at least 16.
+    static func variantParameters(_ options: DictionaryTrainingOptions, variants: Int) -> [ZstdDictionaryBuilder.Parameters] {
+        let sizes = options.refinedSegmentSizes.flatMap { $0.isEmpty ? nil : $0 }
+            ?? DictionaryTrainingOptions.defaultRefinedSegmentSizes(targetSize: options.targetSize)
+        return (0..<variants).map { ZstdDictionaryBuilder.Parameters(k: max(16, sizes[$0 % sizes.count]), d: 8) }
     }
 
     /// For each refined variant `v` (of `variants`), the samples whose index is `v` modulo `variants`:

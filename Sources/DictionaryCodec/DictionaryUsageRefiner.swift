@@ -21,8 +21,21 @@ public enum DictionaryUsageRefiner {
     /// Per pool byte, the number of samples whose compression (at `level`, pool as raw-content
     /// dictionary) copied that byte in a match.
     public static func usage(of pool: [UInt8], samples: [[UInt8]], level: Int) throws(TrainingError) -> [UInt32] {
+        try measure(pool, samples: samples, level: level).votes
+    }
+
+    /// What zstd did with a pool: per pool byte, `votes` (samples that copied it, see
+    /// ``usage(of:samples:level:)``) and `references` (matches, over all samples, whose copy starts there).
+    public struct Usage: Sendable {
+        public var votes: [UInt32]
+        public var references: [UInt32]
+    }
+
+    /// ``usage(of:samples:level:)`` and the match count per starting byte, from one pass.
+    public static func measure(_ pool: [UInt8], samples: [[UInt8]], level: Int) throws(TrainingError) -> Usage {
         var votes = [UInt32](repeating: 0, count: pool.count)
-        guard !pool.isEmpty, let cctx = ZSTD_createCCtx() else { return votes }
+        var references = [UInt32](repeating: 0, count: pool.count)
+        guard !pool.isEmpty, let cctx = ZSTD_createCCtx() else { return Usage(votes: votes, references: references) }
         defer { ZSTD_freeCCtx(cctx) }
         // The pool's match-finder tables are built once, not per sample.
         let cParams = ZSTD_getCParams(Int32(level), UInt64(ZSTD_CONTENTSIZE_UNKNOWN), pool.count)
@@ -57,13 +70,16 @@ public enum DictionaryUsageRefiner {
                 if start < 0 {
                     let from = max(0, dictionarySize + start)
                     let to = min(dictionarySize, dictionarySize + start + length)
-                    if from < to { for j in from..<to { used[j] = true } }
+                    if from < to {
+                        references[from] += 1
+                        for j in from..<to { used[j] = true }
+                    }
                 }
                 position += length
             }
             for i in used.indices where used[i] { votes[i] += 1 }
         }
-        return votes
+        return Usage(votes: votes, references: references)
     }
 
     /// Two rounds of ``usage(of:samples:level:)`` and ``select(pool:usage:targetSize:gap:)`` (see the
@@ -72,13 +88,17 @@ public enum DictionaryUsageRefiner {
         guard pool.count > targetSize else { return pool }
         let first = select(pool: pool, usage: try usage(of: pool, samples: samples, level: level), targetSize: targetSize)
         let extended = pool + first
-        return select(pool: extended, usage: try usage(of: extended, samples: samples, level: level), targetSize: targetSize)
+        let measured = try measure(extended, samples: samples, level: level)
+        return select(pool: extended, usage: measured.votes, references: measured.references, targetSize: targetSize)
     }
 
     /// A dictionary of at most `targetSize` bytes made of the pool's most used segments (see the type's
     /// documentation). Returns the pool unchanged when it already fits.
-    public static func select(pool: [UInt8], usage: [UInt32], targetSize: Int, gap: Int = 16) -> [UInt8] {
+    public static func select(
+        pool: [UInt8], usage: [UInt32], references: [UInt32]? = nil, targetSize: Int, gap: Int = 16
+    ) -> [UInt8] {
         precondition(usage.count == pool.count, "one usage count per pool byte")
+        precondition(references.map { $0.count == pool.count } ?? true, "one reference count per pool byte")
         guard pool.count > targetSize else { return pool }
         var threshold: UInt32 = 1
         while segments(usage: usage, threshold: threshold + 1, gap: gap).reduce(0, { $0 + $1.range.count }) >= targetSize {
@@ -96,7 +116,11 @@ public enum DictionaryUsageRefiner {
             chosen.append(segment)
             total += segment.range.count
         }
-        chosen.reverse()  // the most votes per byte last
+        if let references {
+            chosen = layout(chosen, references: references)
+        } else {
+            chosen.reverse()  // the most votes per byte last
+        }
 
         // Fill what is left with unselected pool bytes, taken from the pool's end (cover's best).
         var taken = [Bool](repeating: false, count: pool.count)
@@ -111,6 +135,18 @@ public enum DictionaryUsageRefiner {
         result.reserveCapacity(targetSize)
         for segment in chosen { result.append(contentsOf: pool[segment.range]) }
         return result
+    }
+
+    /// The chosen segments ordered by matches per byte, fewest first: segments copied often (short,
+    /// frequent strings) end the dictionary, where offsets cost fewest bits; long runs copied once per
+    /// response (a shared stylesheet) move to the front, where their one far offset costs little.
+    /// Ties keep the votes-per-byte order (most votes last).
+    static func layout(_ chosen: [(range: Range<Int>, votes: Int)], references: [UInt32]) -> [(range: Range<Int>, votes: Int)] {
+        let byVotes = Array(chosen.reversed())  // fewest votes per byte first
+        let density = byVotes.map { segment in
+            Double(segment.range.reduce(0) { $0 + Int(references[$1]) }) / Double(segment.range.count)
+        }
+        return byVotes.indices.sorted { density[$0] != density[$1] ? density[$0] < density[$1] : $0 < $1 }.map { byVotes[$0] }
     }
 
     /// Runs of bytes with at least `threshold` votes, bridging gaps of at most `gap` bytes.

@@ -102,6 +102,27 @@ private func samples(_ count: Int, seed: UInt64 = 1) -> [TrainingSample] {
         }
     }
 
+    @Test func refinedVariantsEachTryTheirOwnSegmentSize() throws {
+        #expect(DictionaryTrainingOptions.defaultRefinedSegmentSizes(targetSize: 100 * 1024) == [512, 2048, 8192])
+        #expect(DictionaryTrainingOptions.defaultRefinedSegmentSizes(targetSize: 4096) == [64, 81, 327])
+        #expect(DictionaryTrainingOptions.defaultRefinedSegmentSizes(targetSize: 16 << 20) == [16384, 16384, 16384])
+        var options = DictionaryTrainingOptions()
+        options.targetSize = 4096
+        let input = samples(120)
+        let defaults = try DictionaryTrainer.train(samples: input, options: options)
+        let refined = defaults.candidates.filter { $0.method == "cover-refined" }.map(\.detail)
+        #expect(refined.count == 3)
+        for (detail, k) in zip(refined, [64, 81, 327]) { #expect(detail.hasPrefix("k=\(k) d=8 ")) }
+        // Validation still picks the smallest; the chosen candidate names its segment size.
+        #expect(defaults.chosen.validationBytes == defaults.candidates.map(\.validationBytes).min())
+
+        options.refinedSegmentSizes = [100, 200]  // cycled over the three variants
+        let custom = try DictionaryTrainer.train(samples: input, options: options)
+        let customDetails = custom.candidates.filter { $0.method == "cover-refined" }.map(\.detail)
+        for (detail, k) in zip(customDetails, [100, 200, 100]) { #expect(detail.hasPrefix("k=\(k) d=8 ")) }
+        #expect(try DictionaryTrainer.train(samples: input.reversed(), options: options).dictionary == custom.dictionary)
+    }
+
     @Test func fewTrainingSamplesFallBackToFastCoverAndCover() throws {
         var options = DictionaryTrainingOptions()
         options.targetSize = 2048

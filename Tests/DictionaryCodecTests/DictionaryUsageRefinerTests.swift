@@ -35,6 +35,39 @@ import Testing
         #expect(DictionaryUsageRefiner.select(pool: pool, usage: usage, targetSize: 300) == pool)
     }
 
+    @Test func measureCountsMatchesWhereTheirCopyStarts() throws {
+        let phrase = Array("<div class=\"sphinxsidebarwrapper\"><h3>Navigation</h3><ul><li>Index</li></ul></div>".utf8)
+        let pool = noise(2000, seed: 1) + phrase + noise(2000, seed: 2)
+        let samples = [
+            noise(500, seed: 10) + phrase + noise(500, seed: 11),
+            noise(300, seed: 13) + phrase,
+            noise(900, seed: 14),
+        ]
+        let measured = try DictionaryUsageRefiner.measure(pool, samples: samples, level: 9)
+        #expect(measured.votes == (try DictionaryUsageRefiner.usage(of: pool, samples: samples, level: 9)))
+        #expect(measured.references.count == pool.count)
+        // Two samples copy the phrase once each; a match starts only where some sample copied.
+        let phraseRange = 1990..<(2010 + phrase.count)
+        #expect(measured.references[phraseRange].reduce(0, +) == 2)
+        #expect(measured.references.indices.allSatisfy { measured.references[$0] == 0 || measured.votes[$0] > 0 })
+    }
+
+    @Test func layoutPutsTheMostReferencedBytesLast() {
+        let pool = (0..<300).map { UInt8($0 % 251) }
+        var usage = [UInt32](repeating: 0, count: 300)
+        var references = [UInt32](repeating: 0, count: 300)
+        // A long run every sample copies once (a shared stylesheet): most votes, one match each.
+        for i in 20..<80 { usage[i] = 9 }
+        references[20] = 9
+        // A short string copied many times per sample: fewer votes, most matches per byte.
+        for i in 100..<110 { usage[i] = 5 }
+        references[100] = 40
+        let byVotes = DictionaryUsageRefiner.select(pool: pool, usage: usage, targetSize: 70, gap: 4)
+        #expect(Array(byVotes) == Array(pool[100..<110]) + Array(pool[20..<80]))
+        let byReferences = DictionaryUsageRefiner.select(pool: pool, usage: usage, references: references, targetSize: 70, gap: 4)
+        #expect(Array(byReferences) == Array(pool[20..<80]) + Array(pool[100..<110]))
+    }
+
     @Test func refineKeepsWhatSamplesCopyMostUsedLast() throws {
         let common = Array("<div class=\"related\" role=\"navigation\"><h3>Navigation</h3><ul><li>index</li>".utf8)
         let rarer = Array("<p class=\"admonition-title\">Note</p><div class=\"highlight-python3 notranslate\">".utf8)
