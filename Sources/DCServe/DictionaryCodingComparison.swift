@@ -18,13 +18,16 @@ enum DictionaryCodingComparison {
     /// Largest identity body for which both dictionary codings are encoded.
     static let maximumBodyBytes = 16 << 10
 
+    /// The other dictionary coding: dcb for dcz, dcz for dcb.
+    static func counterpart(of coding: ContentCoding) -> ContentCoding { coding == .dcz ? .dcb : .dcz }
+
     /// The dictionary coding to encode as well as `chosen`, or nil: the other of dcb/dcz when the
     /// server produces it (`allowed`), the client gives it the same weight as `chosen`, its size
     /// against this dictionary is not known yet, and the body is at most ``maximumBodyBytes``.
     static func rival(of chosen: ContentCoding, request: HTTPFields, allowed: [ContentCoding],
                       bodySize: Int, rivalSizeKnown: Bool) -> ContentCoding? {
         guard chosen.usesDictionary, bodySize <= maximumBodyBytes, !rivalSizeKnown else { return nil }
-        let other: ContentCoding = chosen == .dcz ? .dcb : .dcz
+        let other = counterpart(of: chosen)
         guard allowed.contains(other) else { return nil }
         let accept = AcceptEncoding(request)
         let weight = accept.weight(of: chosen)

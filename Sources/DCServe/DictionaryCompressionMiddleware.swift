@@ -267,7 +267,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         // memoised: the rival's encode is a variant-cache miss).
         let rival: ContentCoding? = {
             guard case .dictionary(let coding, let hash) = decision else { return nil }
-            let other: ContentCoding = coding == .dcz ? .dcb : .dcz
+            let other = DictionaryCodingComparison.counterpart(of: coding)
             return DictionaryCodingComparison.rival(
                 of: coding, request: request.head.headerFields, allowed: settings.preference, bodySize: resource.count,
                 rivalSizeKnown: variants.bestEntry(resource: resource.hash, dictionary: hash, coding: other) != nil)
