@@ -17,7 +17,7 @@ struct DictionaryCacheControl: Equatable {
             let directive = part.trimmingCharacters(in: .whitespaces)
             let pieces = directive.split(separator: "=", maxSplits: 1).map { String($0).lowercased() }
             guard let name = pieces.first else { continue }
-            let argument = pieces.count > 1 ? Int(pieces[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))) : nil
+            let argument = pieces.count > 1 ? Self.deltaSeconds(pieces[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))) : nil
             switch name {
             case "max-age": maxAge = argument
             case "stale-while-revalidate": staleWhileRevalidate = argument
@@ -28,6 +28,19 @@ struct DictionaryCacheControl: Equatable {
             default: break
             }
         }
+    }
+
+    /// RFC 9111 §1.2.2 delta-seconds: digits only (no sign, no spaces; anything else is ignored as
+    /// invalid), and a value past 2^31 counts as 2^31 — so sums of directives never overflow.
+    static func deltaSeconds(_ text: String) -> Int? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        let cap = 1 << 31
+        var value = 0
+        for digit in text.utf8 {
+            value = value * 10 + Int(digit - 48)
+            if value >= cap { return cap }
+        }
+        return value
     }
 
     /// Whether a browser may register the response as a dictionary: fresh (`max-age` > 0) or

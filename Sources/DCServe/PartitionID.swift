@@ -5,7 +5,7 @@ import HTTPTypes
 /// (a bearer token, a session cookie, an upstream user id) is never stored or logged, and ids cannot
 /// be forged or reversed without the server secret.
 ///
-/// Requests without the configured header/cookie share the anonymous partition ``anonymous``
+/// Requests without the configured header/cookie (or with an empty value) share the anonymous partition ``anonymous``
 /// (quick mode's `--partition-header`); a value type, `Sendable`.
 public struct PartitionID: Hashable, Sendable, CustomStringConvertible {
     public let value: String
@@ -37,7 +37,11 @@ public struct PartitionID: Hashable, Sendable, CustomStringConvertible {
             guard let field = HTTPField.Name(name), let value = fields[field], !value.isEmpty else { return .anonymous }
             return PartitionID(secret: secret, credential: value)
         case .cookie(let name):
-            guard let value = cookie(named: name, in: fields[values: .cookie]) else { return .anonymous }
+            // An empty value (`session=` or `session=""`, e.g. after a logout) names nobody: anonymous,
+            // never one partition shared by every client that sends it.
+            guard let value = cookie(named: name, in: fields[values: .cookie]), !value.isEmpty, value != "\"\"" else {
+                return .anonymous
+            }
             return PartitionID(secret: secret, credential: value)
         case .upstreamHeader:
             return nil

@@ -26,6 +26,11 @@ import Testing
         #expect(a?.value.contains("alice") == false)
         #expect(PartitionID.fromRequest(fields, source: .cookie("session"), secret: secret) == PartitionID(secret: secret, credential: "s1"))
         #expect(PartitionID.fromRequest(HTTPFields(), source: .header("Authorization"), secret: secret) == .anonymous)
+        // An empty credential (a logged-out session cookie, an empty header) is nobody's partition.
+        for cookie in ["session=", "session=\"\"", "theme=dark; session="] {
+            #expect(PartitionID.fromRequest([.cookie: cookie], source: .cookie("session"), secret: secret) == .anonymous, "\(cookie)")
+        }
+        #expect(PartitionID.fromRequest([.authorization: ""], source: .header("Authorization"), secret: secret) == .anonymous)
         #expect(PartitionID(secret: Array("another secret 123".utf8), credential: "Bearer alice") != a)
         var response = HTTPFields()
         response[HTTPField.Name("Dictionary-Partition")!] = "u123"
@@ -40,6 +45,13 @@ import Testing
         #expect(DictionaryCacheControl("no-cache").usableSeconds == nil)
         #expect(DictionaryCacheControl("max-age=60, no-store").usableSeconds == nil)
         #expect(DictionaryCacheControl("max-age=0").usableSeconds == nil)
+        // An upstream's Cache-Control is outside input: huge values are capped at 2^31 (RFC 9111 §1.2.2) and
+        // their sum cannot overflow; signs and junk are invalid, not negative lifetimes.
+        let huge = "max-age=9223372036854775807, stale-while-revalidate=99999999999999999999999"
+        #expect(DictionaryCacheControl(huge).usableSeconds == 2 << 31)
+        #expect(DictionaryCacheControl("max-age=-5, stale-while-revalidate=10").usableSeconds == 10)
+        #expect(DictionaryCacheControl("max-age=+60").usableSeconds == nil)
+        #expect(DictionaryCacheControl("max-age=\"60\"").usableSeconds == 60)
         #expect(DictionaryCacheControl("max-age=0, must-revalidate, stale-while-revalidate=10").usableSeconds == nil)
         #expect(DictionaryCacheControl("private, max-age=30").isPrivate)
         #expect(DictionaryCompressionMiddleware.privately("no-cache") == "private, no-cache")

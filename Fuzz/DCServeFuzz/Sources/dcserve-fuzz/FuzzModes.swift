@@ -19,6 +19,8 @@ import HTTPTypes
 //   history-path      history dictionary URL paths and group values (HistoryPathFuzz.swift)
 //   partition         partition ids from request/response fields and cookies (PartitionFuzz.swift)
 //   lab               the lab's JSON plan, and the lab server's answer to any request (LabFuzz.swift)
+//   header-fields     Cache-Control lifetimes, conditional requests, Vary, trusted proxies, route and
+//                     document paths (HeaderFieldsFuzz.swift)
 //
 // Invariants: no crash, no hang, no unbounded memory; parse results are self-consistent
 // (weights in 0...1000, a re-serialised Use-As-Dictionary parses to the same value, decoded output
@@ -35,6 +37,7 @@ enum FuzzMode: String, CaseIterable {
     case historyPath = "history-path"
     case partition
     case lab
+    case headerFields = "header-fields"
 
     static let current: FuzzMode = {
         let name = ProcessInfo.processInfo.environment["DCSERVE_FUZZ_MODE"] ?? ""
@@ -61,6 +64,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case .historyPath: fuzzHistoryPath(bytes)
     case .partition: fuzzPartition(bytes)
     case .lab: fuzzLab(bytes)
+    case .headerFields: fuzzHeaderFields(bytes)
     }
     return 0
 }

@@ -1,0 +1,76 @@
+@testable import DCServe
+import DictionaryTransport
+import Foundation
+@testable import HTTPServer
+import HTTPTypes
+
+// Mode `header-fields`: the smaller parsers of request and upstream-response fields —
+// Cache-Control for dictionary lifetimes (DictionaryCacheControl), If-None-Match / If-Modified-Since
+// (ConditionalRequest, HTTPDate), Vary merging (VaryField), trusted-proxy addresses and the
+// forwarded scheme (TrustedProxies), and the two request-path normalisers (RoutePath for routing,
+// DocumentPath for files).
+//
+// Input: up to four values separated by NUL; each parser gets the values it takes.
+//
+// Invariants: lifetimes are never negative and never overflow; a 304 only ever answers a 200 and
+// keeps only validator/cache fields; a merged Vary lists each name once (or is `*`); a normalised
+// route path starts with "/", has no dot segments; document segments never
+// contain "/", NUL, "." or "..".
+
+func fuzzHeaderFields(_ bytes: [UInt8]) {
+    let values = fieldValues(bytes, max: 4)
+    let first = values[0], second = values.count > 1 ? values[1] : ""
+
+    let cacheControl = DictionaryCacheControl(first)
+    if let usable = cacheControl.usableSeconds {
+        precondition(usable > 0 && usable <= 2 << 31, "usable seconds \(usable) for \(first)")
+        precondition(cacheControl.allowsUseAsDictionary)
+    }
+
+    var request = HTTPFields()
+    request.append(HTTPField(name: .ifNoneMatch, value: first))
+    if values.count > 2 { request.append(HTTPField(name: .ifModifiedSince, value: values[2])) }
+    let response = HTTPServerResponse(status: .ok, headerFields: [.eTag: second, .lastModified: values.last!,
+                                                                   .contentType: "text/plain", .vary: first])
+    let answer = ConditionalRequest(request).evaluate(response)
+    if answer.head.status == .notModified {
+        let allowed: Set<HTTPField.Name> = [.eTag, .cacheControl, .vary, .lastModified, .expires, .contentLocation]
+        precondition(answer.head.headerFields.allSatisfy { allowed.contains($0.name) }, "304 keeps a body field")
+    } else {
+        precondition(answer.head.status == .ok)
+    }
+    _ = HTTPDate.parse(first)
+
+    let merged = VaryField.merged(existing: Array(values.prefix(2)), adding: VaryField.dictionaryFieldNames())
+    if merged != "*" {
+        let names = merged.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        precondition(Set(names).count == names.count, "Vary lists a name twice: \(merged)")
+    }
+
+    if let proxies = try? TrustedProxies([first]) {
+        precondition(TrustedProxies.isAddressLiteral(first))
+        _ = proxies.trusts(remoteAddress: second)
+        if let scheme = TrustedProxies.forwardedScheme([HTTPField.Name("Forwarded")!: second, HTTPField.Name("X-Forwarded-Proto")!: first]) {
+            precondition(scheme == "http" || scheme == "https")
+        }
+    }
+    if let scheme = TrustedProxies.forwardedScheme([HTTPField.Name("Forwarded")!: first]) {
+        precondition(scheme == "http" || scheme == "https")
+    }
+
+    for path in [first, "/" + first] {
+        if let route = RoutePath.normalized(path[...]) {
+            if path.hasPrefix("/") {
+                precondition(route.hasPrefix("/"), "route path \(route) of \(path)")
+                let segments = route.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+                precondition(!segments.contains("..") && !segments.dropLast().contains("."), "dot segment left in \(route)")
+            }
+        }
+        if let (segments, _) = try? DocumentPath.segments(of: path[...]) {
+            for s in segments {
+                precondition(!s.isEmpty && s != "." && s != ".." && !s.contains("/") && !s.utf8.contains(0),
+                             "document segment \(s.debugDescription) of \(path.debugDescription)")
+            }
+        }
+    }
+}
