@@ -1,4 +1,4 @@
-"""Writes the seed inputs of the client-response, history-path, partition and lab fuzz modes into
+"""Writes the seed inputs of the client-response, history-path, partition, lab and header-fields fuzz modes into
 Fuzz/DCServeFuzz/corpus/<mode> (real gzip/br/zstd/dcb/dcz bodies for the driver's fixed dictionary).
 Run with the repository's venv: .deps/venv/bin/python Fuzz/DCServeFuzz/scripts/make-seeds.py"""
 import hashlib, gzip, os, subprocess, tempfile, zstandard, json
@@ -24,7 +24,7 @@ dcb = b"\xff\x44\x43\x42" + h + br(payload, d)
 # client-response: head lines, blank line, body
 use = b'use-as-dictionary: match="/static/app.*.js", match-dest=("script"), id="v1"\ncache-control: max-age=3600\n'
 w("client-response", "dictionary-identity", use + b"\n" + payload)
-w("client-response", "dictionary-gzip", use + b"content-encoding: gzip\n\n" + gzip.compress(payload))
+w("client-response", "dictionary-gzip", use + b"content-encoding: gzip\n\n" + gzip.compress(payload, mtime=0))
 w("client-response", "dcz", b"content-encoding: dcz\ncache-control: max-age=60\n\n" + dcz)
 w("client-response", "dcb", b"content-encoding: dcb\n\n" + dcb)
 w("client-response", "br-zstd", b"content-encoding: zstd, br\n\n" + zstandard.ZstdCompressor().compress(br(payload)))
@@ -55,3 +55,9 @@ for name, req in [("plan-json", b"GET\n/lab/plan.json?run=abc_1"), ("report", b"
                   ("ready", b"HEAD\n/lab/r/abc_1/ready/registration.probe"), ("root", b"DELETE\n/lab/")]:
     w("lab", name, b"\x80" + req)
 print("ok")
+
+# header-fields: NUL-separated values (Cache-Control / If-None-Match / path, ETag / Forwarded, date, Last-Modified)
+w("header-fields", "cache-control", b'max-age=60, stale-while-revalidate=86400, "private"\0"v1"\0Sun, 06 Nov 1994 08:49:37 GMT\0Sun, 06 Nov 1994 08:49:37 GMT')
+w("header-fields", "etags", b'W/"a", "b", *\0W/"b"\0\0/a/./b/../c%2E%2e/d')
+w("header-fields", "proxies", b'::ffff:127.0.0.1\0for=1.2.3.4;proto="https", for=5.6.7.8;proto=http\0\0/static/%61pp.%2Ejs')
+w("header-fields", "paths", b'/api/../%2e%2E/x%00y\0[::1]:8080\0/a//b/%41%zz\0Accept-Encoding, *')
