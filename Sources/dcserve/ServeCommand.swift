@@ -120,12 +120,14 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// The application configuration: the file (if any), then the command line on top.
     func makeApplicationConfiguration() async throws -> DCServeConfiguration {
-        var c = DCServeConfiguration()
+        var c: DCServeConfiguration
         if let config {
             c = try await ConfigurationLoader.load(file: config)
         } else {
-            c.admin.enabled = adminPort != nil  // quick mode: no second port unless asked for
-            c.server.decisionHeader = true  // quick mode is for client developers: say why
+            // Quick mode's own defaults, then the DCSERVE_* environment as for a file (a container's
+            // DCSERVE_SERVER_HOST=0.0.0.0 must count here too), then the flags below.
+            c = try ConfigurationLoader.load(contents: Array(Self.quickModeDefaults.utf8), file: "quick mode")
+            if adminPort != nil { c.admin.enabled = true }
         }
         if let root { c.site.root = root }
         if let store {
@@ -192,6 +194,10 @@ struct ServeCommand: AsyncParsableCommand {
         try c.validate()
         return c
     }
+
+    /// Quick mode's defaults, as a configuration document: no second port unless asked for
+    /// (`--admin-port`), and the decision header on (quick mode is for client developers: say why).
+    static let quickModeDefaults = #"{"admin": {"enabled": false}, "server": {"decisionHeader": true}}"#
 
     /// Quick mode's upstream and route name.
     static let quickUpstreamName = "upstream"

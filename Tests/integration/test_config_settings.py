@@ -280,3 +280,22 @@ def test_quick_mode_upstream_proxies_the_example_api(dcserve_bin, tmp_path):
             status, headers, _ = s.get("/api/items")
             assert status == 200 and 'match="/api/items*"' in headers.get("Use-As-Dictionary", "")
             assert s.get("/api/items/2")[0] == 200
+
+
+def test_quick_mode_honours_the_environment(dcserve_bin, quick):
+    """Quick mode reads DCSERVE_* like a file would (a container's image sets DCSERVE_SERVER_HOST=0.0.0.0
+    and runs `serve --upstream …`): here the decision header, on by default in quick mode, is turned
+    off and the preference changed; a flag still beats the environment; a bad value is refused naming
+    the key."""
+    headers = {"Accept-Encoding": "gzip, br"}
+    with DCServe(dcserve_bin, quick) as s:
+        status, h, _ = s.get("/static/app.v1.js", headers)
+        assert status == 200 and h.get("DCServe-Decision") and h.get("Content-Encoding") == "br", dict(h)
+    env = {"DCSERVE_SERVER_DECISION_HEADER": "false", "DCSERVE_COMPRESSION_PREFERENCE": "gzip,br"}
+    with DCServe(dcserve_bin, quick, env=env) as s:
+        status, h, _ = s.get("/static/app.v1.js", headers)
+        assert status == 200 and h.get("DCServe-Decision") is None and h.get("Content-Encoding") == "gzip", dict(h)
+    with DCServe(dcserve_bin, [*quick, "--decision-header"], env=env) as s:
+        assert s.get("/static/app.v1.js", headers)[1].get("DCServe-Decision")
+    err = refused(dcserve_bin, quick, env={"DCSERVE_SERVER_HEADER_TIMEOUT_SECONDS": "1e300"})
+    assert "server.headerTimeoutSeconds" in err
