@@ -6,8 +6,11 @@ import Synchronization
 /// prepared forms (zstd CDict, brotli prepared dictionary — milliseconds per MB to build) are made
 /// once and shared by every request.
 ///
-/// Thread-safe. Holds at most `capacity` dictionaries (least recently used dropped first); the store
-/// is the source of truth and re-verifies bytes whenever it loads them from disk.
+/// Thread-safe. Holds at most `capacity` dictionaries and about `maxBytes` of memory (bytes plus
+/// prepared forms, which can be 4–32× the dictionary: a 1 MiB dictionary's zstd level-19 CDict is
+/// 32 MiB), least recently used dropped first; the budget is checked whenever a dictionary is added,
+/// so forms prepared since then may exceed it until the next addition. The newest dictionary is
+/// always kept. The store is the source of truth and re-verifies bytes whenever it loads them from disk.
 ///
 /// Partitions: each loaded dictionary remembers the partition it was loaded or inserted for (nil =
 /// shared) and is handed out only for that partition; any other partition's lookup goes to the store,
@@ -26,15 +29,43 @@ public final class DictionaryLibrary: Sendable {
             loaded.values[i].tick = tick
             return i
         }
+
+        /// Adds `entry` under `hash`, then drops least recently used dictionaries (never the one just
+        /// added) while more than `capacity` are loaded or their footprint exceeds `maxBytes`.
+        mutating func add(_ hash: DictionaryHash, _ dictionary: CompressionDictionary, _ candidate: DictionaryCandidate,
+                          partition: String?, capacity: Int, maxBytes: Int) {
+            tick &+= 1
+            generation &+= 1
+            loaded[hash] = (dictionary, candidate, tick, partition)
+            var footprint = loaded.values.reduce(0) { $0 + $1.dictionary.memoryFootprint }
+            // The entry just added has the highest tick, so it is never the least recently used.
+            while loaded.count > 1 && (loaded.count > capacity || footprint > maxBytes),
+                  let victim = loaded.min(by: { $0.value.tick < $1.value.tick }), victim.key != hash {
+                footprint -= victim.value.dictionary.memoryFootprint
+                loaded.removeValue(forKey: victim.key)
+            }
+        }
     }
 
     public let store: any DictionaryStore
     public let capacity: Int
+    public let maxBytes: Int
     private let state = Mutex(State())
 
-    public init(store: any DictionaryStore, capacity: Int = 128) {
+    /// Default memory budget: 512 MiB of dictionaries and their prepared forms
+    /// (`compression.dictionaryMemoryBytes`).
+    public static let defaultMaxBytes = 512 << 20
+
+    public init(store: any DictionaryStore, capacity: Int = 128, maxBytes: Int = DictionaryLibrary.defaultMaxBytes) {
         self.store = store
         self.capacity = capacity
+        self.maxBytes = maxBytes
+    }
+
+    /// Dictionaries loaded now, and their footprint (bytes plus prepared forms).
+    public var usage: (count: Int, bytes: Int) {
+        let entries = state.withLock { Array($0.loaded.values) }
+        return (entries.count, entries.reduce(0) { $0 + $1.dictionary.memoryFootprint })
     }
 
     /// The dictionary with `hash` and what negotiation needs to know about it; nil when the store
@@ -53,14 +84,7 @@ public final class DictionaryLibrary: Sendable {
         }
         let dictionary = CompressionDictionary(bytes: stored.bytes)
         guard dictionary.hash == hash else { return nil }
-        state.withLock { s in
-            s.tick &+= 1
-            s.generation &+= 1
-            s.loaded[hash] = (dictionary, candidate, s.tick, partition)
-            if s.loaded.count > capacity, let victim = s.loaded.min(by: { $0.value.tick < $1.value.tick }) {
-                s.loaded.removeValue(forKey: victim.key)
-            }
-        }
+        state.withLock { s in s.add(hash, dictionary, candidate, partition: partition, capacity: capacity, maxBytes: maxBytes) }
         return (dictionary, candidate)
     }
 
@@ -69,12 +93,7 @@ public final class DictionaryLibrary: Sendable {
     /// `partition`: the partition it belongs to (nil = shared).
     public func insert(_ dictionary: CompressionDictionary, candidate: DictionaryCandidate, partition: String? = nil) {
         state.withLock { s in
-            s.tick &+= 1
-            s.generation &+= 1
-            s.loaded[dictionary.hash] = (dictionary, candidate, s.tick, partition)
-            if s.loaded.count > capacity, let victim = s.loaded.min(by: { $0.value.tick < $1.value.tick }) {
-                s.loaded.removeValue(forKey: victim.key)
-            }
+            s.add(dictionary.hash, dictionary, candidate, partition: partition, capacity: capacity, maxBytes: maxBytes)
         }
     }
 

@@ -117,6 +117,19 @@ public final class CompressionDictionary: Sendable, Hashable, CustomStringConver
         }
     }
 
+    /// Bytes held by the prepared forms built so far (zstd CDicts/DDict, brotli prepared
+    /// dictionaries; each can be many times `count`), not counting the bytes themselves.
+    /// A form still being built counts 0 (never waits for a build).
+    public var preparedByteCount: Int {
+        let c = cache.withLock { $0 }
+        return c.zstdCompression.values.reduce(0) { $0 + ($1.built?.byteSize ?? 0) }
+            + (c.zstdDecompression.built?.byteSize ?? 0)
+            + c.brotliCompression.values.reduce(0) { $0 + ($1.built?.byteSize ?? 0) }
+    }
+
+    /// The memory this dictionary holds now: its bytes plus its prepared forms.
+    public var memoryFootprint: Int { count + preparedByteCount }
+
     /// Drops every cached prepared form (encoders/decoders already using one keep it alive).
     public func discardPreparedForms() {
         cache.withLock { $0 = PreparedCache() }
@@ -135,6 +148,9 @@ public final class CompressionDictionary: Sendable, Hashable, CustomStringConver
 /// A failed build is not cached (the next caller tries again).
 final class PreparedSlot<Prepared: Sendable>: Sendable {
     private let value = Mutex<Prepared?>(nil)
+
+    /// The form if it was built; nil while it is being built (never waits) or before.
+    var built: Prepared? { value.withLockIfAvailable { $0 } ?? nil }
 
     func get(_ build: () throws -> Prepared) throws -> Prepared {
         try value.withLock { value in

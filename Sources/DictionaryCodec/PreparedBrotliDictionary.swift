@@ -11,6 +11,8 @@ final class PreparedBrotliDictionary: @unchecked Sendable {
     let bytes: CompressionDictionary.Storage
     let quality: Int
     let prepared: OpaquePointer
+    /// Bytes brotli allocated for this form (hash tables; the source bytes are not copied).
+    let byteSize: Int
 
     init(dictionary: CompressionDictionary, quality: Int) throws {
         bytes = dictionary.owner
@@ -22,6 +24,7 @@ final class PreparedBrotliDictionary: @unchecked Sendable {
             throw CodecError.encoderFailure("BrotliEncoderPrepareDictionary failed (out of memory?)")
         }
         self.prepared = prepared
+        byteSize = BrotliEncoderGetPreparedDictionarySize(prepared)
     }
 
     deinit { BrotliEncoderDestroyPreparedDictionary(prepared) }

@@ -10,6 +10,8 @@ final class PreparedZstdCompressionDictionary: @unchecked Sendable {
     let bytes: CompressionDictionary.Storage
     let level: Int
     let cdict: OpaquePointer
+    /// Bytes zstd allocated for this form (match-finder tables: up to ~32× the dictionary at level 19).
+    let byteSize: Int
 
     init(dictionary: CompressionDictionary, level: Int) throws {
         bytes = dictionary.owner
@@ -24,6 +26,7 @@ final class PreparedZstdCompressionDictionary: @unchecked Sendable {
             throw CodecError.encoderFailure("ZSTD_createCDict_advanced failed (out of memory?)")
         }
         self.cdict = cdict
+        byteSize = ZSTD_sizeof_CDict(cdict)
     }
 
     deinit { ZSTD_freeCDict(cdict) }
@@ -35,6 +38,8 @@ final class PreparedZstdDecompressionDictionary: @unchecked Sendable {
     /// Keeps the bytes this form points into alive (not the dictionary, which caches this form).
     let bytes: CompressionDictionary.Storage
     let ddict: OpaquePointer
+    /// Bytes zstd allocated for this form.
+    let byteSize: Int
 
     init(dictionary: CompressionDictionary) throws {
         bytes = dictionary.owner
@@ -45,6 +50,7 @@ final class PreparedZstdDecompressionDictionary: @unchecked Sendable {
             throw CodecError.encoderFailure("ZSTD_createDDict_advanced failed (out of memory?)")
         }
         self.ddict = ddict
+        byteSize = ZSTD_sizeof_DDict(ddict)
     }
 
     deinit { ZSTD_freeDDict(ddict) }

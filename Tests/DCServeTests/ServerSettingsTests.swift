@@ -70,6 +70,7 @@ import Testing
             ("store", "retainAfterExpirySeconds", ["-1", intMax]),
             ("compression", "minimumBytes", ["-1", intMax]),
             ("compression", "variantCacheBytes", ["-1", intMax]),
+            ("compression", "dictionaryMemoryBytes", ["-1", intMax]),
         ]
         for (section, key, values) in cases {
             for bad in values {

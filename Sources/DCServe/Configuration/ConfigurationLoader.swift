@@ -91,6 +91,7 @@ public enum ConfigurationLoader {
         }
         c.compression.minimumBytes = try r.int("compression.minimumBytes") ?? c.compression.minimumBytes
         c.compression.variantCacheBytes = try r.int("compression.variantCacheBytes") ?? c.compression.variantCacheBytes
+        c.compression.dictionaryMemoryBytes = try r.int("compression.dictionaryMemoryBytes") ?? c.compression.dictionaryMemoryBytes
         c.compression.precompress = try r.bool("compression.precompress") ?? c.compression.precompress
         c.compression.serverTiming = try r.bool("compression.serverTiming") ?? c.compression.serverTiming
         c.admin.enabled = try r.bool("admin.enabled") ?? c.admin.enabled

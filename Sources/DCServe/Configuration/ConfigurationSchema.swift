@@ -8,7 +8,7 @@ enum ConfigurationSchema {
         "site": ["root"],
         "store": ["path", "maxBytes", "maxEntriesPerRule", "retainAfterExpirySeconds", "kind", "postgres", "cacheMaxBytes",
                   "housekeepingSeconds"],
-        "compression": ["preference", "minimumBytes", "variantCacheBytes", "precompress", "levels", "serverTiming"],
+        "compression": ["preference", "minimumBytes", "variantCacheBytes", "dictionaryMemoryBytes", "precompress", "levels", "serverTiming"],
         "admin": ["enabled", "host", "port", "metricsPath"],
         "health": ["livenessPath", "readinessPath", "accessLog"],
     ]

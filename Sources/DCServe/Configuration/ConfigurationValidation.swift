@@ -38,6 +38,7 @@ extension DCServeConfiguration {
         try check(Set(compression.preference).count == compression.preference.count, "compression.preference", "lists a coding twice")
         try SettingRange.check(compression.minimumBytes, in: 0...SettingRange.maxBytes, key: "compression.minimumBytes", "bytes")
         try SettingRange.check(compression.variantCacheBytes, in: 0...SettingRange.maxBytes, key: "compression.variantCacheBytes", "bytes")
+        try SettingRange.check(compression.dictionaryMemoryBytes, in: 0...SettingRange.maxBytes, key: "compression.dictionaryMemoryBytes", "bytes")
         for (coding, range) in Self.levelRanges {
             for (kind, levels) in [("fast", compression.fastLevels), ("best", compression.bestLevels)] {
                 if let level = levels[coding] {

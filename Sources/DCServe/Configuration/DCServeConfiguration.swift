@@ -123,6 +123,9 @@ public struct DCServeConfiguration: Sendable, Equatable {
         public var minimumBytes = 256
         /// Byte budget of the encoded-variant cache.
         public var variantCacheBytes = 256 << 20
+        /// Memory budget of the loaded dictionaries and their prepared encoder/decoder forms
+        /// (`DictionaryLibrary`); at least one dictionary is always kept.
+        public var dictionaryMemoryBytes = DictionaryLibrary.defaultMaxBytes
         /// Encode deltas from stored previous versions of each static resource at start-up.
         public var precompress = true
         /// Level used on a cache miss, in the request path.

@@ -1,0 +1,72 @@
+@testable import DCServe
+import DictionaryCodec
+import DictionaryTransport
+import Foundation
+import Testing
+
+/// `DictionaryLibrary`'s memory budget: prepared forms are measured (a level-19 zstd form is many
+/// times its dictionary), the least recently used dictionaries are dropped to stay within
+/// `maxBytes`, the newest is always kept, and a dropped one is reloaded from the store when named.
+@Suite struct DictionaryLibraryBudgetTests {
+    static func store() throws -> DirectoryDictionaryStore {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("library-budget-\(UUID().uuidString)").path
+        return try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention())
+    }
+
+    static func bytes(_ i: Int, count: Int) -> [UInt8] {
+        var rng = UInt64(i) &* 0x9E37_79B9_7F4A_7C15 | 1
+        return (0..<count).map { _ in
+            rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17
+            return UInt8(truncatingIfNeeded: rng)
+        }
+    }
+
+    @Test func preparedFormsAreCountedInTheFootprint() throws {
+        let dictionary = CompressionDictionary(bytes: Self.bytes(1, count: 256 << 10))
+        #expect(dictionary.memoryFootprint == 256 << 10)
+        try dictionary.prepare(for: .dcz, level: 19)
+        try dictionary.prepare(for: .dcb, level: 11)
+        // zstd's level-19 CDict alone is several times the dictionary; brotli's form is more than it too.
+        #expect(dictionary.preparedByteCount > 4 * (256 << 10), "\(dictionary.preparedByteCount)")
+        dictionary.discardPreparedForms()
+        #expect(dictionary.memoryFootprint == 256 << 10)
+    }
+
+    @Test func leastRecentlyUsedAreDroppedToStayWithinTheBudgetAndReloadedWhenNamed() throws {
+        let store = try Self.store()
+        let pattern = try URLPattern("/d/*", base: nil)
+        // Budget for about three prepared 64 KiB dictionaries.
+        let probe = CompressionDictionary(bytes: Self.bytes(0, count: 64 << 10))
+        try probe.prepare(for: .dcz, level: 19)
+        let each = probe.memoryFootprint
+        let library = DictionaryLibrary(store: store, capacity: 128, maxBytes: 3 * each + each / 2)
+        var hashes: [DictionaryHash] = []
+        for i in 1...8 {
+            let bytes = Self.bytes(i, count: 64 << 10)
+            let hash = try store.put(bytes, description: DictionaryDescription(pattern: pattern), now: Date())
+            hashes.append(hash)
+            let (dictionary, _) = try #require(library.lookup(hash))
+            try dictionary.prepare(for: .dcz, level: 19)  // what the first request against it does
+            #expect(library.usage.bytes <= library.maxBytes + each, "after \(i): \(library.usage)")
+        }
+        #expect(library.usage.count <= 4 && library.usage.count >= 3, "\(library.usage)")
+        // The newest ones are loaded (a hit leaves the generation alone); the oldest was dropped and
+        // comes back from the store with the same bytes.
+        let generation = library.generation
+        #expect(library.lookup(hashes[7]) != nil && library.generation == generation)
+        let reloaded = try #require(library.lookup(hashes[0]))
+        #expect(reloaded.dictionary.hash == hashes[0] && library.generation != generation)
+    }
+
+    @Test func theNewestDictionaryIsKeptEvenAboveTheBudget() throws {
+        let store = try Self.store()
+        let library = DictionaryLibrary(store: store, capacity: 128, maxBytes: 0)
+        let pattern = try URLPattern("/d/*", base: nil)
+        for i in 1...3 {
+            let dictionary = CompressionDictionary(bytes: Self.bytes(i, count: 4096))
+            library.insert(dictionary, candidate: DictionaryCandidate(hash: dictionary.hash, pattern: pattern))
+            #expect(library.usage.count == 1)
+            #expect(library.lookup(dictionary.hash)?.dictionary === dictionary)
+        }
+    }
+}
