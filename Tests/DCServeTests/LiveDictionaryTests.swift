@@ -49,6 +49,8 @@ import Testing
         // their sum cannot overflow; signs and junk are invalid, not negative lifetimes.
         let huge = "max-age=9223372036854775807, stale-while-revalidate=99999999999999999999999"
         #expect(DictionaryCacheControl(huge).usableSeconds == 2 << 31)
+        // Int.max + 1 trapped here before (every advertised response of a rule with that lifetime).
+        #expect(DictionaryCacheControl("max-age=9223372036854775807, stale-while-revalidate=1").usableSeconds == (1 << 31) + 1)
         #expect(DictionaryCacheControl("max-age=-5, stale-while-revalidate=10").usableSeconds == 10)
         #expect(DictionaryCacheControl("max-age=+60").usableSeconds == nil)
         #expect(DictionaryCacheControl("max-age=\"60\"").usableSeconds == 60)
