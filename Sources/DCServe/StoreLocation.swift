@@ -36,9 +36,13 @@ enum StoreLocation {
         }
     }
 
-    /// Whether `inner` is `outer` or below it.
+    /// Whether `inner` is `outer` or below it. Compared as bytes, as the file system does: String
+    /// comparison is by grapheme and canonical equivalence ("/" followed by a combining mark is one
+    /// Character; a precomposed "é" equals "e" + U+0301), which names other directories on Linux.
     static func contains(_ outer: String, _ inner: String) -> Bool {
-        let o = outer.hasSuffix("/") ? String(outer.dropLast()) : outer
-        return inner == o || inner.hasPrefix(o + "/") || o.isEmpty
+        var o = Array(outer.utf8)
+        if o.last == UInt8(ascii: "/") { o.removeLast() }
+        let i = Array(inner.utf8)
+        return o.isEmpty || i == o || (i.starts(with: o) && i.count > o.count && i[o.count] == UInt8(ascii: "/"))
     }
 }
