@@ -119,6 +119,7 @@ let package = Package(
         .target(
             name: "DictionaryClient",
             dependencies: [
+                "HTTPCore",  // HTTPDate only: the fuzzed byte parser, not Foundation's DateFormatter
                 "DictionaryCodec",
                 "DictionaryTransport",
                 .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),

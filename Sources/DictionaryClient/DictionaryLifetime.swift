@@ -1,4 +1,6 @@
+import DictionaryTransport
 import Foundation
+import HTTPCore
 import HTTPTypes
 
 /// How long a dictionary response may be used, decided once at registration (Chromium, measured;
@@ -84,13 +86,11 @@ struct CacheControl {
     }
 }
 
-/// Parses IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the only HTTP-date form senders generate.
+/// Parses IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the only HTTP-date form senders generate,
+/// with HTTPCore's byte parser (Foundation's DateFormatter traps on some non-ASCII input: an
+/// upstream's `Date` of `Sun, 06 Nov 1` + bytes 0xDF 0xAD… crashed `dcserve fetch`).
 enum HTTPDateParser {
     static func parse(_ text: String) -> Date? {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.date(from: text.trimmingCharacters(in: .whitespaces))
+        HTTPDate.parse(text.trimmingWhitespace()).map { Date(timeIntervalSince1970: TimeInterval($0)) }
     }
 }

@@ -112,11 +112,13 @@ public struct AcceptEncoding: Hashable, Sendable {
 }
 
 extension StringProtocol {
-    /// The text without leading/trailing spaces and tabs (HTTP OWS).
-    func trimmingWhitespace() -> String {
-        var s = Substring(self)
-        while let f = s.first, f == " " || f == "\t" { s.removeFirst() }
-        while let l = s.last, l == " " || l == "\t" { s.removeLast() }
-        return String(s)
+    /// The text without leading/trailing spaces and tabs (HTTP OWS), trimmed byte by byte: a space
+    /// followed by a combining mark is one Character but still a space on the wire.
+    package func trimmingWhitespace() -> String {
+        let bytes = Substring(self).utf8
+        let isOWS: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
+        guard let first = bytes.firstIndex(where: { !isOWS($0) }) else { return "" }
+        let last = bytes.lastIndex(where: { !isOWS($0) })!
+        return String(decoding: bytes[first...last], as: UTF8.self)
     }
 }

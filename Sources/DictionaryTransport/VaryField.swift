@@ -11,19 +11,24 @@ public enum VaryField {
     }
 
     /// Merges `adding` into the existing `Vary` lines: names compared case-insensitively, order kept,
-    /// duplicates dropped; an existing `*` stays `*` alone.
+    /// duplicates dropped; an existing `*` stays `*` alone. Lines are split and names compared byte by
+    /// byte (ASCII case folding), as recipients read the field: a comma or space followed by a
+    /// combining mark is one Character to String but still a separator on the wire.
     public static func merged(existing: [String], adding: [String]) -> String {
         var names: [String] = []
-        var seen = Set<String>()
+        var seen = Set<[UInt8]>()
+        func insert(_ name: String) -> Bool {
+            seen.insert(name.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }).inserted
+        }
         for line in existing {
-            for raw in line.split(separator: ",") {
-                let name = raw.trimmingWhitespace()
+            for raw in line.utf8.split(separator: UInt8(ascii: ",")) {
+                let name = String(decoding: raw, as: UTF8.self).trimmingWhitespace()
                 guard !name.isEmpty else { continue }
-                if name == "*" { return "*" }
-                if seen.insert(name.lowercased()).inserted { names.append(name) }
+                if name.utf8.elementsEqual("*".utf8) { return "*" }
+                if insert(name) { names.append(name) }
             }
         }
-        for name in adding where seen.insert(name.lowercased()).inserted { names.append(name) }
+        for name in adding where insert(name) { names.append(name) }
         return names.joined(separator: ", ")
     }
 

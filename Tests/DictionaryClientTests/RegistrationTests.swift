@@ -161,6 +161,17 @@ import Testing
         #expect(lifetime(("cache-control", "max-age=5"), ("expires", httpDate(now + 500))) == .storable(seconds: 5))
     }
 
+    /// Found by the client-response fuzzer: Foundation's DateFormatter trapped ("Incorrect range") on
+    /// this Date value; dates are now read by HTTPCore's byte parser and such a value is ignored.
+    @Test func aDateWithNonASCIIBytesIsIgnoredNotATrap() {
+        let date = String(decoding: Array("Sun, 06 Nov 1".utf8) + [0xDF] + Array(repeating: 0xAD, count: 25) + [0xCF, 0, 0, 0x11, 0xB8, 0xB2, 0x54], as: UTF8.self)
+        #expect(lifetime(("cache-control", "max-age=60"), ("date", date)) == .storable(seconds: 60))
+        guard case .notStorable = lifetime(("expires", date)) else { Issue.record("invalid Expires stored"); return }
+        // The forms still read: IMF-fixdate with surrounding spaces; obsolete forms are not dates.
+        #expect(lifetime(("expires", " " + httpDate(now + 90) + "\t"), ("date", httpDate(now))) == .storable(seconds: 90))
+        guard case .notStorable = lifetime(("expires", "Sunday, 06-Nov-94 08:49:37 GMT")) else { Issue.record("rfc850 date read"); return }
+    }
+
     @Test func ttlReplacesTheHTTPLifetimeButNotNoStore() {
         #expect(lifetime(("cache-control", "max-age=0"), ttl: 300) == .storable(seconds: 300))
         guard case .notStorable = lifetime(("cache-control", "no-store"), ttl: 300) else { Issue.record("no-store stored"); return }

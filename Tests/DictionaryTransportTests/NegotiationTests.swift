@@ -330,6 +330,14 @@ final class Counter: Sendable {
         #expect(VaryField.merged(existing: ["Origin", " , Cookie"], adding: ["cookie"]) == "Origin, Cookie")
     }
 
+    /// Found by the header-fields fuzzer: a name after ", " that starts with a combining mark (U+05B9)
+    /// was kept twice (" \u{05B9}" is one Character, so it was neither split off nor trimmed).
+    @Test func splitsAndComparesNamesByteWise() {
+        #expect(VaryField.merged(existing: ["\u{05B9}", "G, \u{05B9}"], adding: ["Accept-Encoding"]) == "\u{05B9}, G, Accept-Encoding")
+        #expect(VaryField.merged(existing: ["Origin,\u{0301}x"], adding: []) == "Origin, \u{0301}x")
+        #expect(VaryField.merged(existing: ["*\u{0301}"], adding: []) == "*\u{0301}")
+    }
+
     @Test func rewritesTheFieldsInPlace() {
         var f = fields(("vary", "Origin"), ("Vary", "Accept-Encoding"))
         VaryField.addDictionaryNames(to: &f)

@@ -43,8 +43,12 @@ func fuzzHeaderFields(_ bytes: [UInt8]) {
 
     let merged = VaryField.merged(existing: Array(values.prefix(2)), adding: VaryField.dictionaryFieldNames())
     if merged != "*" {
-        let names = merged.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-        precondition(Set(names).count == names.count, "Vary lists a name twice: \(merged)")
+        // As a recipient reads it: split at comma bytes, OWS trimmed, ASCII case folded.
+        let names = Array(merged.utf8).split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).map { name in
+            name.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }
+                .map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+        }
+        precondition(Set(names).count == names.count, "Vary lists a name twice: \(merged.debugDescription)")
     }
 
     if let proxies = try? TrustedProxies([first]) {
