@@ -9,6 +9,11 @@ public protocol HTTPClientResponseDelegate: AnyObject, Sendable {
     func didReceiveInformational(_ head: HTTPResponse)
     /// The final response head and how its body is delimited.
     func didReceiveHead(_ head: HTTPResponse, bodyLength: HTTPBodyLength)
+    /// The final response head as parsed (its bytes and field ranges, framing fields included): for a
+    /// delegate that builds its own head from it in one pass (a proxy dropping hop-by-hop fields).
+    /// Default: ``didReceiveHead(_:bodyLength:)`` with the head as an `HTTPResponse`. The client calls
+    /// this one; a delegate implements one or the other.
+    func didReceiveHead(parsed head: ParsedResponseHead)
     /// Body bytes (de-chunked). Back-pressure: the next part (or the end) is delivered only after
     /// `resume` was called (from any thread); until then the upstream socket is not read. The bytes
     /// are the delegate's to keep.
@@ -21,4 +26,7 @@ public protocol HTTPClientResponseDelegate: AnyObject, Sendable {
 
 extension HTTPClientResponseDelegate {
     public func didReceiveInformational(_ head: HTTPResponse) {}
+    public func didReceiveHead(parsed head: ParsedResponseHead) {
+        didReceiveHead(head.makeHTTPResponse(), bodyLength: head.bodyLength)
+    }
 }

@@ -5,7 +5,7 @@ extension ParsedResponseHead {
     /// The head as an `HTTPTypes` response: status with its reason phrase, fields in order with the
     /// names as received (values as bytes decoded leniently; obs-text is kept as its bytes' UTF-8
     /// reading).
-    func makeHTTPResponse() -> HTTPResponse {
+    public func makeHTTPResponse() -> HTTPResponse {
         var fields = HTTPFields()
         fields.reserveCapacity(fieldCount)
         for i in 0..<fieldCount {

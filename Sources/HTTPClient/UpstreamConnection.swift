@@ -493,7 +493,7 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
                 }
                 if head.status < 500 { pool.shared.selector.markHealthy(server) }
                 if phase != .read { enterReadPhase() }
-                context.delegate?.didReceiveHead(head.makeHTTPResponse(), bodyLength: head.bodyLength)
+                context.delegate?.didReceiveHead(parsed: head)
             case .body(let range):
                 let bytes = input[(base + range.lowerBound)..<(base + range.upperBound)]
                 paused = true

@@ -1,4 +1,6 @@
 @testable import DCServe
+import HTTPClient
+import HTTPCore
 import HTTPTypes
 import Testing
 
@@ -148,6 +150,31 @@ import Testing
         #expect(HopByHopFields.extraConnectionListed(in: [.accept: "x"]).isEmpty)
         // The same as the full list minus the names removed anyway.
         #expect(HopByHopFields.extraConnectionListed(in: fields) == HopByHopFields.connectionListed(in: fields).subtracting(HopByHopFields.names))
+    }
+
+    /// The one-pass builder from the parsed head gives exactly the head the two-step path gives
+    /// (parsed head → HTTPResponse → ProxyResponseHeaders.make): same fields, order, names as received,
+    /// status and reason, with and without Via.
+    @Test(arguments: [
+        "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\nETag: \"e\"\r\n\r\n",
+        "HTTP/1.1 203 Fine Then\r\nconnection: X-Private-Hop, KEEP-ALIVE, close,, Bad Token\r\nX-PRIVATE-hop: s\r\nClose: c\r\nx-end: kept\r\nTransfer-Encoding: chunked\r\n\r\n",
+        "HTTP/1.1 404 \r\nVia: 1.1 a\r\nvia: 1.0 b, 1.1 c\r\nTE: trailers\r\nTrailer: X\r\nUpgrade: h2c\r\nProxy-Authenticate: Basic\r\nContent-Length: 0\r\n\r\n",
+        "HTTP/1.0 200 OK\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\nX-Obs: caf\u{E9}\r\nProxy-Connection: keep-alive\r\nConnection: Upgrade, te\r\nContent-Length: 0\r\n\r\n",
+    ])
+    func parsedHeadGivesTheSameHeadInOnePass(raw: String) throws {
+        var parser = ResponseParser()
+        let bytes = Array(raw.utf8)
+        let (_, event) = try bytes.withUnsafeBytes { try parser.parse($0) }
+        guard case .head(let head) = event else { Issue.record("no head"); return }
+        var noVia = ProxyHeaderPolicy()
+        noVia.via = false
+        for policy in [ProxyHeaderPolicy(), noVia] {
+            let onePass = ProxyResponseHeaders.make(head, policy: policy)
+            let twoSteps = ProxyResponseHeaders.make(head.makeHTTPResponse(), policy: policy)
+            #expect(onePass == twoSteps)
+            #expect(onePass.status.reasonPhrase == twoSteps.status.reasonPhrase)
+            #expect(onePass.headerFields.map(\.name.rawName) == twoSteps.headerFields.map(\.name.rawName))
+        }
     }
 
     @Test func upstreamViaLinesAreJoinedBeforeOurs() {

@@ -19,8 +19,10 @@ public enum HopByHopFields {
     /// the name, which is most of the cost of a `Set` lookup; the proxy asks for every field of every
     /// request and response).
     @inline(__always)
-    public static func isHopByHop(_ name: HTTPField.Name) -> Bool {
-        let n = name.canonicalName
+    public static func isHopByHop(_ name: HTTPField.Name) -> Bool { hopByHopCanonical(name.canonicalName) }
+
+    @inline(__always)
+    static func hopByHopCanonical(_ n: String) -> Bool {
         switch n.utf8.count {
         case 2: return n == "te"
         case 7: return n == "trailer" || n == "upgrade"
@@ -33,6 +35,13 @@ public enum HopByHopFields {
         default: return false
         }
     }
+
+    /// ``isHopByHop(_:)`` for a field name given as bytes (any case); false for non-names.
+    static func isHopByHop<C: Collection<UInt8>>(token bytes: C) -> Bool {
+        canonicalBytes.contains { ProxyResponseHeaders.lowercaseEquals(bytes, $0) }
+    }
+
+    private static let canonicalBytes: [[UInt8]] = names.map { Array($0.canonicalName.utf8) }
 
     /// The field names listed in every `Connection` line of `fields` (lower-cased tokens; members that
     /// are not valid field names are ignored).
@@ -54,7 +63,8 @@ public enum HopByHopFields {
         for field in fields where field.name == .connection {
             for member in field.value.utf8.split(separator: UInt8(ascii: ",")) {
                 let token = Substring(member).trimmingOWS()
-                guard !token.isEmpty, let name = HTTPField.Name(String(token)), !isHopByHop(name) else { continue }
+                // The usual members (`keep-alive`, `close`…) are checked on their bytes: no Name made.
+                guard !token.isEmpty, !isHopByHop(token: token.utf8), let name = HTTPField.Name(String(token)) else { continue }
                 listed.insert(name)
             }
         }

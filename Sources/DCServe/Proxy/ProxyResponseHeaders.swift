@@ -1,3 +1,4 @@
+import HTTPCore
 import HTTPTypes
 
 /// The response head dcserve sends to its client for an upstream's response (RFC 9110 §7.6):
@@ -30,6 +31,51 @@ public enum ProxyResponseHeaders {
 
     /// Whether `Cache-Control` carries `no-transform` (RFC 9110 §7.7, RFC 9111 §5.2.2.6): then no
     /// intermediary may change the content coding or the body.
+    /// ``make(_:protocolVersion:policy:)`` for a head as the client parsed it, in one pass over its
+    /// bytes: the fields that are dropped (framing, `Connection` and what it lists) never become
+    /// `HTTPField`s, and no intermediate `HTTPResponse` is built. Same result (a test compares them).
+    public static func make(_ head: ParsedResponseHead, protocolVersion: String = "1.1", policy: ProxyHeaderPolicy) -> HTTPResponse {
+        // Names `Connection` lists beyond the always-removed ones, lower-case (rare: usually none).
+        var listed: [[UInt8]] = []
+        for i in 0..<head.fieldCount where lowercaseEquals(head.fieldNameBytes(at: i), connectionBytes) {
+            for member in head.fieldValueBytes(at: i).split(separator: UInt8(ascii: ",")) {
+                let token = member.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
+                guard !token.isEmpty, !HopByHopFields.isHopByHop(token: token),
+                      HTTPField.Name(String(decoding: token, as: UTF8.self)) != nil else { continue }
+                listed.append(token.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 })
+            }
+        }
+        var fields = HTTPFields()
+        fields.reserveCapacity(head.fieldCount + 1)
+        var via = ""  // the upstream's Via lines, joined
+        for i in 0..<head.fieldCount {
+            let nameBytes = head.fieldNameBytes(at: i)
+            if HopByHopFields.isHopByHop(token: nameBytes) || (!listed.isEmpty && listed.contains { lowercaseEquals(nameBytes, $0) }) {
+                continue
+            }
+            if policy.via && lowercaseEquals(nameBytes, viaBytes) {
+                via += via.isEmpty ? head.fieldValue(at: i) : ", " + head.fieldValue(at: i)
+                continue
+            }
+            guard let name = HTTPField.Name(head.fieldName(at: i)) else { continue }  // names are tokens: never nil
+            fields.append(HTTPField(name: name, value: head.fieldValue(at: i)))
+        }
+        if policy.via {
+            let own = protocolVersion == "1.1" ? policy.via11 : "\(protocolVersion) \(policy.pseudonym)"
+            fields.append(HTTPField(name: ProxyRequestHeaders.via, value: via.isEmpty ? own : via + ", " + own))
+        }
+        return HTTPResponse(status: HTTPResponse.Status(code: head.status, reasonPhrase: head.reason), headerFields: fields)
+    }
+
+    private static let connectionBytes = Array("connection".utf8)
+    private static let viaBytes = Array("via".utf8)
+
+    /// Whether `bytes` equals `lowercase` (lower-case ASCII) ignoring ASCII case.
+    @inline(__always)
+    static func lowercaseEquals<C: Collection<UInt8>>(_ bytes: C, _ lowercase: [UInt8]) -> Bool {
+        bytes.count == lowercase.count && zip(bytes, lowercase).allSatisfy { ($0.0 >= 0x41 && $0.0 <= 0x5A ? $0.0 | 0x20 : $0.0) == $0.1 }
+    }
+
     public static func forbidsTransform(_ fields: HTTPFields) -> Bool {
         for field in fields where field.name == .cacheControl {
             if forbidsTransform(cacheControl: field.value) { return true }

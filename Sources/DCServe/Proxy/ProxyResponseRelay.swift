@@ -94,8 +94,21 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
 
     func didReceiveInformational(_ head: HTTPResponse) {}  // dcserve answered the client's 100-continue itself
 
+    func didReceiveHead(parsed head: ParsedResponseHead) {
+        received(ProxyResponseHeaders.make(head, policy: settings.policy), bodyLength: head.bodyLength) {
+            Self.contentLength(head.values(of: "content-length"))
+        }
+    }
+
     func didReceiveHead(_ head: HTTPResponse, bodyLength: HTTPBodyLength) {
-        let cleaned = ProxyResponseHeaders.make(head, policy: settings.policy)
+        received(ProxyResponseHeaders.make(head, policy: settings.policy), bodyLength: bodyLength) {
+            Self.contentLength(head.headerFields[values: .contentLength])
+        }
+    }
+
+    /// The upstream's head without hop-by-hop fields; `upstreamContentLength` reads its
+    /// `Content-Length` (asked only for HEAD).
+    private func received(_ cleaned: HTTPResponse, bodyLength: HTTPBodyLength, upstreamContentLength: () -> Int64?) {
         let buffer: Bool
         switch bodyLength {
         case .none:
@@ -104,7 +117,7 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
             if request.method == .head {
                 // The upstream's Content-Length (a framing field, dropped from `cleaned`) is the length
                 // a GET would have: announced as it is.
-                response.headContentLength = Self.contentLength(head.headerFields)
+                response.headContentLength = upstreamContentLength()
             }
             respond?(response)
             return
@@ -226,9 +239,9 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
     }
 
     /// A single, valid `Content-Length` value (several equal lines count as one), else nil.
-    static func contentLength(_ fields: HTTPFields) -> Int64? {
+    static func contentLength(_ values: [String]) -> Int64? {
         var length: Int64?
-        for value in fields[values: .contentLength] {
+        for value in values {
             for member in value.split(separator: ",", omittingEmptySubsequences: false) {
                 let digits = member.trimmingOWS()
                 guard !digits.isEmpty, digits.utf8.count <= 18, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
