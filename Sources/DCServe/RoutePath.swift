@@ -6,6 +6,33 @@
 enum RoutePath {
     /// nil when the dot segments climb above the root (`/../x`): no route may take such a path.
     static func normalized(_ path: Substring) -> String? {
+        // The common case, without building anything: an absolute path with nothing to decode and no
+        // dot segment ("/app.v1.js" has a dot but no dot segment) is its own normal form.
+        let utf8 = path.utf8
+        if utf8.first == UInt8(ascii: "/") && !utf8.contains(UInt8(ascii: "%")) && !hasDotSegment(utf8) {
+            return String(path)
+        }
+        return normalizedByDecoding(path)
+    }
+
+    /// Whether a segment of `bytes` (split at "/") is "." or "..".
+    static func hasDotSegment(_ bytes: Substring.UTF8View) -> Bool {
+        var length = 0, dots = 0
+        for b in bytes {
+            if b == UInt8(ascii: "/") {
+                if length > 0 && length == dots && length <= 2 { return true }
+                length = 0
+                dots = 0
+            } else {
+                length += 1
+                if b == UInt8(ascii: ".") { dots += 1 }
+            }
+        }
+        return length > 0 && length == dots && length <= 2
+    }
+
+    /// ``normalized(_:)`` the long way: decode, then remove dot segments (the reference for the fast path).
+    static func normalizedByDecoding(_ path: Substring) -> String? {
         var decoded: [UInt8] = []
         decoded.reserveCapacity(path.utf8.count)
         var bytes = path.utf8[...]
@@ -26,14 +53,13 @@ enum RoutePath {
         let parts = decoded.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst()  // before the leading "/"
         for (i, part) in parts.enumerated() {
             let last = i == parts.count - 1
-            switch Array(part) {
-            case [UInt8(ascii: ".")]:
+            if part.elementsEqual([UInt8(ascii: ".")]) {
                 if last { segments.append([]) }
-            case [UInt8(ascii: "."), UInt8(ascii: ".")]:
+            } else if part.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")]) {
                 guard !segments.isEmpty else { return nil }
                 segments.removeLast()
                 if last { segments.append([]) }
-            default:
+            } else {
                 segments.append(part)
             }
         }

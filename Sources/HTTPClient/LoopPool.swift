@@ -33,7 +33,11 @@ final class ClientShared: Sendable {
 final class LoopPool: @unchecked Sendable {
     let loop: EventLoop
     let shared: ClientShared
-    private var idle: [UpstreamServer: [UpstreamConnection]] = [:]
+    /// Idle connections per server this pool has used (a handful of entries: searched linearly, so a
+    /// request costs no hashing and no dictionary accessor, whose coroutine frames were allocated).
+    private var idle: [(server: UpstreamServer, connections: [UpstreamConnection])] = []
+
+    private func idleIndex(_ server: UpstreamServer) -> Int? { idle.firstIndex { $0.server == server } }
     /// Read buffer shared by this loop's connections (each read copies out what it got).
     let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
@@ -54,12 +58,14 @@ final class LoopPool: @unchecked Sendable {
         }
         if !fresh {
             // Popped in place (a copy of the list would be made per request otherwise).
-            while let connection = idle[server]?.popLast() {
-                if connection.isUsableWhenIdle {
-                    connection.begin(context)
-                    return
+            if let i = idleIndex(server) {
+                while let connection = idle[i].connections.popLast() {
+                    if connection.isUsableWhenIdle {
+                        connection.begin(context)
+                        return
+                    }
+                    connection.close()
                 }
-                connection.close()
             }
         }
         let connection = UpstreamConnection(pool: self, server: server)
@@ -80,27 +86,31 @@ final class LoopPool: @unchecked Sendable {
 
     /// Takes back a connection whose exchange completed cleanly; closes it when the pool is full.
     func release(_ connection: UpstreamConnection) {
-        guard idle[connection.server, default: []].count < shared.configuration.maxIdleConnectionsPerLoop else {
+        let i = idleIndex(connection.server) ?? {
+            idle.append((connection.server, []))
+            return idle.count - 1
+        }()
+        guard idle[i].connections.count < shared.configuration.maxIdleConnectionsPerLoop else {
             connection.close()
             return
         }
-        idle[connection.server, default: []].append(connection)
+        idle[i].connections.append(connection)
         connection.becomeIdle(until: DispatchTime.now().uptimeNanoseconds &+ shared.idleTimeout)
     }
 
     /// Forgets a connection that closed (idle or not).
     func remove(_ connection: UpstreamConnection) {
-        guard var list = idle[connection.server], let i = list.firstIndex(where: { $0 === connection }) else { return }
-        list.remove(at: i)
-        idle[connection.server] = list
+        guard let i = idleIndex(connection.server),
+              let j = idle[i].connections.firstIndex(where: { $0 === connection }) else { return }
+        idle[i].connections.remove(at: j)
     }
 
     /// Number of idle connections (for tests and metrics). On `loop.queue`.
-    var idleCount: Int { idle.values.reduce(0) { $0 + $1.count } }
+    var idleCount: Int { idle.reduce(0) { $0 + $1.connections.count } }
 
     /// Closes every idle connection. On `loop.queue`.
     func closeIdle() {
-        let all = idle.values.flatMap { $0 }
+        let all = idle.flatMap(\.connections)
         idle.removeAll()
         for connection in all { connection.close() }
     }

@@ -58,7 +58,8 @@ import Testing
         let cases: [(Substring, String?)] = [
             ("/", "/"), ("/a/b", "/a/b"), ("/a/./b", "/a/b"), ("/a/../b", "/b"), ("/a/b/..", "/a/"), ("/a/b/.", "/a/b/"),
             ("/%7Euser/%2e%2E/x", "/x"), ("/%41%2f%zz%", "/A%2f%zz%"), ("/..", nil), ("/a/../..", nil), ("/.hidden", "/.hidden"),
-            ("/a//../b", "/a/b"), ("/%2e", "/"),
+            ("/a//../b", "/a/b"), ("/%2e", "/"), ("/app.v1.js", "/app.v1.js"), ("/a/.../b", "/a/.../b"), ("/a/..b/.c", "/a/..b/.c"),
+            ("/a/b/..", "/a/"),
         ]
         for (input, expected) in cases {
             #expect(RoutePath.normalized(input) == expected, "\(input)")
@@ -73,6 +74,9 @@ import Testing
         for _ in 0..<20_000 {
             let length = Int(rng.next() % 24)
             let path = "/" + String(decoding: (0..<length).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] }, as: UTF8.self)
+            // The fast path (nothing to decode, no dot segment) answers as the full decoding would.
+            #expect(RoutePath.normalized(path[...]) == RoutePath.normalizedByDecoding(path[...]), "\(path)")
+            #expect(RoutePath.normalized(path.dropFirst()) == RoutePath.normalizedByDecoding(path.dropFirst()), "\(path)")
             guard let normalized = RoutePath.normalized(path[...]) else { continue }
             let segments = normalized.split(separator: "/", omittingEmptySubsequences: false)
             #expect(normalized.hasPrefix("/") && !segments.contains("..") && !segments.dropLast().contains("."), "\(path) → \(normalized)")

@@ -45,33 +45,34 @@ public enum ProxyRequestHeaders {
         let listed = HopByHopFields.extraConnectionListed(in: request.headerFields)
         var fields = HTTPFields()
         fields.reserveCapacity(request.headerFields.count + 4)
-        var acceptEncoding: [String] = [], forwardedFor: [String] = [], forwardedElements: [String] = [], vias: [String] = []
+        // Several lines of one field, joined with ", " as they come (no list per field: usually one line or none).
+        var acceptEncoding: String?, forwardedFor: String?, forwardedElements: String?, vias: String?
+        func add(_ value: String, to joined: inout String?) { joined = joined.map { $0 + ", " + value } ?? value }
         // One pass: drop what must not be forwarded, collect what is rewritten, keep the rest in order.
         for field in request.headerFields {
             let name = field.name
             if HopByHopFields.isHopByHop(name) || (!listed.isEmpty && listed.contains(name)) { continue }
             switch name {
             case expect, host: continue
-            case .acceptEncoding where dictionariesHere: acceptEncoding.append(field.value)
+            case .acceptEncoding where dictionariesHere: add(field.value, to: &acceptEncoding)
             case .availableDictionary where dictionariesHere, .dictionaryID where dictionariesHere: continue
             case xForwardedProto where policy.forwardedProto: continue
-            case xForwardedFor where policy.forwardedFor: forwardedFor.append(field.value)
-            case forwarded where policy.forwarded: forwardedElements.append(field.value)
-            case via where policy.via: vias.append(field.value)
+            case xForwardedFor where policy.forwardedFor: add(field.value, to: &forwardedFor)
+            case forwarded where policy.forwarded: add(field.value, to: &forwardedElements)
+            case via where policy.via: add(field.value, to: &vias)
             default: fields.append(field)
             }
         }
         if dictionariesHere {
             // Several lines mean the same as one comma-joined line (RFC 9110 §5.3).
-            let codings = acceptEncoding.isEmpty ? []
-                : decodableCodings.filter(AcceptEncoding(fieldValue: acceptEncoding.joined(separator: ", ")).accepts)
+            let codings = acceptEncoding.map { decodableCodings.filter(AcceptEncoding(fieldValue: $0).accepts) } ?? []
             fields.append(HTTPField(name: .acceptEncoding,
                                     value: codings.isEmpty ? "identity" : codings.map(\.rawValue).joined(separator: ", ")))
         }
         let clientIP = clientHost(context.clientAddress)
         if policy.forwardedFor {
-            forwardedFor.append(clientIP)
-            fields.append(HTTPField(name: xForwardedFor, value: forwardedFor.count == 1 ? clientIP : forwardedFor.joined(separator: ", ")))
+            add(clientIP, to: &forwardedFor)
+            fields.append(HTTPField(name: xForwardedFor, value: forwardedFor!))
         }
         if policy.forwardedProto {
             fields.append(HTTPField(name: xForwardedProto, value: context.scheme))
@@ -79,12 +80,12 @@ public enum ProxyRequestHeaders {
         if policy.forwarded {
             var element = "for=\(forwardedNode(clientIP));proto=\(context.scheme)"
             if let authority = request.authority { element += ";host=\(forwardedValue(authority))" }
-            forwardedElements.append(element)
-            fields.append(HTTPField(name: forwarded, value: forwardedElements.joined(separator: ", ")))
+            add(element, to: &forwardedElements)
+            fields.append(HTTPField(name: forwarded, value: forwardedElements!))
         }
         if policy.via {
-            vias.append(context.protocolVersion == "1.1" ? policy.via11 : "\(context.protocolVersion) \(policy.pseudonym)")
-            fields.append(HTTPField(name: via, value: vias.count == 1 ? vias[0] : vias.joined(separator: ", ")))
+            add(context.protocolVersion == "1.1" ? policy.via11 : "\(context.protocolVersion) \(policy.pseudonym)", to: &vias)
+            fields.append(HTTPField(name: via, value: vias!))
         }
         var out = request
         switch policy.host {
