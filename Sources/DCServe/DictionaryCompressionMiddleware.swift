@@ -189,26 +189,32 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     private func compute(_ request: HTTPServerRequest, _ response: HTTPServerResponse, _ conditions: ConditionalRequest,
                          memo memoSlot: (key: ResponseMemoKey, generations: ResponseMemo.Generations)?,
                          partition: String? = nil, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
-        let work: @Sendable () -> Void = {
-            var effects = ResponseEffects()
-            let (out, conditional) = self.process(request, response, effects: &effects, partition: partition)
-            if let memoSlot, effects.isReplayable && conditional, let length = response.body.knownLength {
-                let body: ResponseBody? = if case .bytes = out.body { out.body } else { nil }
-                self.memo.insert(memoSlot.key, ResponseMemo.Entry(
-                    inner: .init(head: response.head, bodyLength: length), head: out.head, body: body, effects: effects,
-                    variantsGeneration: memoSlot.generations.variants, libraryGeneration: memoSlot.generations.library))
-            }
-            let decision = effects.response ?? self.passedDecision(request, out, .notOK)
-            respond(self.finish(request, conditional ? conditions.evaluate(out) : out, decision))
-        }
         // Off the loop only for real work: a response passed through untouched (e.g. a proxied body
-        // no rule covers, for a client that accepts no coding) is answered here, without a thread hop.
+        // no rule covers, for a client that accepts no coding) is answered here, without a thread hop
+        // (and without a closure allocated for it).
         if (response.body.knownLength ?? 0) >= Self.offLoopBodyBytes,
            case .work = triage(request, response) {
-            DispatchQueue.global(qos: .userInitiated).async(execute: work)
+            DispatchQueue.global(qos: .userInitiated).async {
+                self.computeNow(request, response, conditions, memo: memoSlot, partition: partition, respond: respond)
+            }
         } else {
-            work()
+            computeNow(request, response, conditions, memo: memoSlot, partition: partition, respond: respond)
         }
+    }
+
+    private func computeNow(_ request: HTTPServerRequest, _ response: HTTPServerResponse, _ conditions: ConditionalRequest,
+                            memo memoSlot: (key: ResponseMemoKey, generations: ResponseMemo.Generations)?,
+                            partition: String?, respond: @Sendable (HTTPServerResponse) -> Void) {
+        var effects = ResponseEffects()
+        let (out, conditional) = process(request, response, effects: &effects, partition: partition)
+        if let memoSlot, effects.isReplayable && conditional, let length = response.body.knownLength {
+            let body: ResponseBody? = if case .bytes = out.body { out.body } else { nil }
+            memo.insert(memoSlot.key, ResponseMemo.Entry(
+                inner: .init(head: response.head, bodyLength: length), head: out.head, body: body, effects: effects,
+                variantsGeneration: memoSlot.generations.variants, libraryGeneration: memoSlot.generations.library))
+        }
+        let decision = effects.response ?? passedDecision(request, out, .notOK)
+        respond(finish(request, conditional ? conditions.evaluate(out) : out, decision))
     }
 
     // MARK: - Steps

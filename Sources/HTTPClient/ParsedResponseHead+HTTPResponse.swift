@@ -9,9 +9,15 @@ extension ParsedResponseHead {
         var fields = HTTPFields()
         fields.reserveCapacity(fieldCount)
         for i in 0..<fieldCount {
-            guard let name = HTTPField.Name(fieldName(at: i)) else { continue }  // names are tokens: never nil
+            guard let name = commonOrParsedName(at: i) else { continue }  // names are tokens: never nil
             fields.append(HTTPField(name: name, value: fieldValue(at: i)))
         }
         return HTTPResponse(status: HTTPResponse.Status(code: status, reasonPhrase: reason), headerFields: fields)
+    }
+
+    /// The name of field `index`: a prebuilt one (``CommonFieldNames``) when the bytes spell one,
+    /// else made from the bytes.
+    public func commonOrParsedName(at index: Int) -> HTTPField.Name? {
+        fieldNameBytes(at: index).withUnsafeBufferPointer(CommonFieldNames.name) ?? HTTPField.Name(fieldName(at: index))
     }
 }

@@ -1,3 +1,4 @@
+import HTTPClient
 import HTTPCore
 import HTTPTypes
 
@@ -57,7 +58,7 @@ public enum ProxyResponseHeaders {
                 via += via.isEmpty ? head.fieldValue(at: i) : ", " + head.fieldValue(at: i)
                 continue
             }
-            guard let name = HTTPField.Name(head.fieldName(at: i)) else { continue }  // names are tokens: never nil
+            guard let name = head.commonOrParsedName(at: i) else { continue }  // names are tokens: never nil
             fields.append(HTTPField(name: name, value: head.fieldValue(at: i)))
         }
         if policy.via {

@@ -3,14 +3,15 @@ import Glibc
 #endif
 import HTTPTypes
 
-/// Prebuilt `HTTPField.Name`s and methods for what clients send most, so turning a parsed request
-/// into an `HTTPRequest` does not make, validate and lower-case a new String for each of them.
+/// Prebuilt `HTTPField.Name`s and methods for what clients and servers send most, so turning a parsed
+/// request (HTTPServer) or response (HTTPClient, the proxy) into HTTPTypes does not make, validate
+/// and lower-case a new String for each of them.
 ///
-/// A name is reused only when the request's bytes equal one of the stored spellings exactly (each
+/// A name is reused only when the message's bytes equal one of the stored spellings exactly (each
 /// name is stored in Title-Case and in lower case), so the resulting field keeps the `rawName` the
-/// client sent; anything else goes through `HTTPField.Name(_:)` as before. Immutable after
+/// peer sent; anything else goes through `HTTPField.Name(_:)` as before. Immutable after
 /// initialisation; thread-safe.
-enum CommonFieldNames {
+package enum CommonFieldNames {
     private static let titleCase = [
         "Host", "User-Agent", "Accept", "Accept-Encoding", "Accept-Language", "Connection", "Cache-Control",
         "Pragma", "If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range", "Range",
@@ -19,6 +20,10 @@ enum CommonFieldNames {
         "X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host", "X-Real-IP", "X-Requested-With",
         "Sec-Fetch-Site", "Sec-Fetch-Mode", "Sec-Fetch-Dest", "Sec-Fetch-User", "Sec-CH-UA", "Sec-CH-UA-Mobile",
         "Sec-CH-UA-Platform", "Available-Dictionary", "Dictionary-ID", "Keep-Alive",
+        // Response fields (upstream responses).
+        "Date", "Server", "Last-Modified", "ETag", "Etag", "Accept-Ranges", "Expires", "Vary", "Set-Cookie",
+        "Content-Encoding", "Location", "Age", "Link", "Access-Control-Allow-Origin", "X-Content-Type-Options",
+        "Strict-Transport-Security", "Use-As-Dictionary", "Content-Security-Policy", "X-Frame-Options",
     ]
 
     private struct Entry {
@@ -38,7 +43,7 @@ enum CommonFieldNames {
     }()
 
     /// The prebuilt name spelled exactly `bytes`, if there is one.
-    static func name(_ bytes: UnsafeBufferPointer<UInt8>) -> HTTPField.Name? {
+    package static func name(_ bytes: UnsafeBufferPointer<UInt8>) -> HTTPField.Name? {
         guard bytes.count < byLength.count else { return nil }
         guard let start = bytes.baseAddress else { return nil }
         for entry in byLength[bytes.count] where entry.bytes.withUnsafeBufferPointer({ memcmp($0.baseAddress!, start, bytes.count) == 0 }) {
@@ -49,7 +54,7 @@ enum CommonFieldNames {
 
     /// The method spelled exactly `bytes` when it is one of the common ones (methods are
     /// case-sensitive: `get` is not `GET`).
-    static func method(_ bytes: UnsafeBufferPointer<UInt8>) -> HTTPRequest.Method? {
+    package static func method(_ bytes: UnsafeBufferPointer<UInt8>) -> HTTPRequest.Method? {
         switch bytes.count {
         case 3:
             if bytes.elementsEqual("GET".utf8) { return .get }
