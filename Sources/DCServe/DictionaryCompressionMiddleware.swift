@@ -184,15 +184,17 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
 
     /// Computes the response (and remembers it under `memo` when replayable). Handlers run on a
     /// shared event loop, and a large body may be read, hashed and compressed here (milliseconds per
-    /// megabyte), so for bodies of `offLoopBodyBytes` or more the work moves to a worker queue
-    /// instead of stalling the loop's other connections.
+    /// megabyte), and a dictionary the library has not loaded is read from the store (a disk read and
+    /// SHA-256, or a PostgreSQL round trip bounded only by its timeout), so for bodies of
+    /// `offLoopBodyBytes` or more, and for requests naming such a dictionary, the work moves to a
+    /// worker queue instead of stalling the loop's other connections.
     private func compute(_ request: HTTPServerRequest, _ response: HTTPServerResponse, _ conditions: ConditionalRequest,
                          memo memoSlot: (key: ResponseMemoKey, generations: ResponseMemo.Generations)?,
                          partition: String? = nil, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
         // Off the loop only for real work: a response passed through untouched (e.g. a proxied body
         // no rule covers, for a client that accepts no coding) is answered here, without a thread hop
         // (and without a closure allocated for it).
-        if (response.body.knownLength ?? 0) >= Self.offLoopBodyBytes,
+        if (response.body.knownLength ?? 0) >= Self.offLoopBodyBytes || namesDictionaryToLoad(request, partition: partition),
            case .work = triage(request, response) {
             DispatchQueue.global(qos: .userInitiated).async {
                 self.computeNow(request, response, conditions, memo: memoSlot, partition: partition, respond: respond)
@@ -659,6 +661,17 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             if found == nil { effects.isReplayable = false }
             return found
         }
+    }
+
+    /// Whether the request's `Available-Dictionary` names a dictionary that answering it would read
+    /// from the store (held there, not loaded): its own partition's, or a shared one.
+    func namesDictionaryToLoad(_ request: HTTPServerRequest, partition: String?) -> Bool {
+        let offered = request.head.headerFields[values: .availableDictionary]
+        guard offered.count == 1,
+              let hash = availableDictionaries.value(for: offered[0], compute: { AvailableDictionary.parse(fieldValue: $0) }).value?.hash
+        else { return false }
+        if let own = Self.storePartition(partition ?? ""), library.needsStoreRead(hash, partition: own) { return true }
+        return library.needsStoreRead(hash, partition: nil)
     }
 
     /// The store partition of a request's live partition ("" = shared → nil).

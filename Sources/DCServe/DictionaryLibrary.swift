@@ -88,6 +88,20 @@ public final class DictionaryLibrary: Sendable {
         return (dictionary, candidate)
     }
 
+    /// Whether ``lookup(_:partition:)`` would read the store for (`partition`, `hash`) now: the store
+    /// holds that pair and it is not loaded. Cheap (a lock here and the store's in-memory records), so
+    /// a caller on an event loop can move such a lookup — a disk read and SHA-256, or a PostgreSQL
+    /// round trip — to a worker queue first.
+    public func needsStoreRead(_ hash: DictionaryHash, partition: String?) -> Bool {
+        let loaded = state.withLock { s in
+            s.loaded.index(forKey: hash).map { s.loaded.values[$0].partition == partition } ?? false
+        }
+        return !loaded && store.metadata(hash, partition: partition) != nil
+    }
+
+    /// Whether `hash` is loaded now (under any partition).
+    public func isLoaded(_ hash: DictionaryHash) -> Bool { state.withLock { $0.loaded.index(forKey: hash) != nil } }
+
     /// Adds a dictionary the caller just made (a live response, before the store has written it), so
     /// the next request can use it at once. The bytes are the caller's; `dictionary.hash` is their hash.
     /// `partition`: the partition it belongs to (nil = shared).

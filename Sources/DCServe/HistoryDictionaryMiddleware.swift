@@ -1,5 +1,6 @@
 import DictionaryCodec
 import DictionaryTransport
+import Dispatch
 import Foundation
 import HTTPServer
 import HTTPTypes
@@ -29,6 +30,13 @@ public struct HistoryDictionaryMiddleware: HTTPMiddleware {
         let path = request.pathWithoutQuery
         let rule = history.rules.historyRule(for: path)
         if let url = HistoryDictionaryURL.parse(path), url.groupPath == nil || rule != nil {
+            // A known dictionary no longer in memory is read from the store (disk or PostgreSQL):
+            // on a worker queue, not on the event loop.
+            if !history.library.isLoaded(url.hash), !history.index.members(of: url.hash, now: history.clock()).isEmpty {
+                return DispatchQueue.global(qos: .userInitiated).async {
+                    respond(dictionaryResponse(request, hash: url.hash, groupPath: url.groupPath))
+                }
+            }
             return respond(dictionaryResponse(request, hash: url.hash, groupPath: url.groupPath))
         }
         guard let rule, let group = rule.historyGroup, let value = group.value(in: path),

@@ -52,13 +52,15 @@ class ThrowawayPostgres:
     def port(self) -> int:
         return int((self.dir / "port").read_text())
 
-    def psql(self, sql: str, database: str = "postgres") -> str:
-        """Runs `sql` as the superuser over the Unix socket; returns the unaligned output."""
+    def psql_command(self, sql: str, database: str = "postgres") -> list[str]:
+        """The command that runs `sql` as the superuser over the Unix socket (unaligned output)."""
         cmd = [str(PG_BIN / "psql"), "-X", "-q", "-tA", "-v", "ON_ERROR_STOP=1", "-h", str(self.dir),
                "-p", str(self.port), "-U", "postgres", "-d", database, "-c", sql]
-        if os.getuid() == 0:
-            cmd = ["runuser", "-u", "postgres", "--"] + cmd
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        return ["runuser", "-u", "postgres", "--"] + cmd if os.getuid() == 0 else cmd
+
+    def psql(self, sql: str, database: str = "postgres") -> str:
+        """Runs `sql` as the superuser over the Unix socket; returns the unaligned output."""
+        out = subprocess.run(self.psql_command(sql, database), capture_output=True, text=True, timeout=60)
         if out.returncode != 0:
             raise RuntimeError(f"psql failed: {out.stderr}")
         return out.stdout.strip()

@@ -8,6 +8,7 @@ import json
 import pathlib
 import re
 import subprocess
+import threading
 import time
 from contextlib import ExitStack
 
@@ -257,3 +258,52 @@ def test_quick_mode_store_url_and_clear_errors(dcserve_bin, tmp_path, postgres_s
     out = subprocess.run([dcserve_bin, "serve", "--root", str(root), "--port", "0", "--store", "postgres://host-only"],
                          capture_output=True, text=True, timeout=60, cwd=str(tmp_path))
     assert out.returncode != 0 and "store.postgres" in out.stdout + out.stderr
+
+
+def test_a_slow_postgres_read_does_not_stall_the_event_loop(dcserve_bin, tmp_path, postgres_server):
+    """A dictionary read from PostgreSQL runs on a worker queue, not on the event loop: while a
+    table lock holds that read, the same (only) event loop still answers other clients; once the
+    lock goes, the waiting request gets its delta."""
+    name, url = postgres_server.new_database()
+    site_a, site_b = make_site(tmp_path, url, "a"), make_site(tmp_path, url, "b")
+    config = json.loads(pathlib.Path(site_b["config"]).read_text())
+    config["server"] = {"eventLoops": 1}
+    config["store"]["postgres"]["connectTimeoutSeconds"] = 60  # the read waits for the lock, not a timeout
+    pathlib.Path(site_b["config"]).write_text(json.dumps(config))
+    locker = None
+    with ExitStack() as stack:
+        (a,) = start(dcserve_bin, [site_a], stack)
+        assert a.get("/static/app.v1.js", {"Accept-Encoding": "identity"})[0] == 200
+        # B starts knowing v1's record (read at start-up) but not its bytes (empty local cache).
+        (b,) = start(dcserve_bin, [site_b], stack)
+        assert b.get("/readyz")[2].strip() == b"ready"
+        table_locked = ("SELECT count(*) FROM pg_locks WHERE granted AND mode = 'AccessExclusiveLock' "
+                        "AND relation = 'dcserve_dictionaries'::regclass")
+        locker = subprocess.Popen(postgres_server.psql_command(
+            "BEGIN; LOCK TABLE dcserve_dictionaries IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(60); COMMIT;", name),
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            assert wait_for(lambda: postgres_server.psql(table_locked, name) == "1", timeout=20)
+            delta: dict = {}
+            waiting = threading.Thread(target=lambda: delta.update(
+                zip(("status", "headers", "body"), b.get("/static/app.v2.js", delta_headers(V1, "dcz")))))
+            waiting.start()
+            blocked_read = ("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                            "AND query LIKE '%FROM dcserve_dictionaries%'")
+            assert wait_for(lambda: postgres_server.psql(blocked_read, name) != "0", timeout=20), b.logs()
+            # The loop is free: another client is answered while the read waits.
+            with b.connect(timeout=10) as s:
+                s.sendall(b"GET /static/lib.js HTTP/1.1\r\nHost: t\r\nAccept-Encoding: identity\r\n"
+                          b"Connection: close\r\n\r\n")
+                answer = b""
+                while chunk := s.recv(65536):
+                    answer += chunk
+            assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(V2), answer[:200]
+            assert waiting.is_alive() and postgres_server.psql(table_locked, name) == "1"
+        finally:
+            postgres_server.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                                 "WHERE query LIKE '%pg_sleep(60)%' AND pid <> pg_backend_pid()")
+            locker.wait(timeout=30)
+        waiting.join(timeout=30)
+        assert delta["status"] == 200 and delta["headers"]["Content-Encoding"] == "dcz", b.logs()
+        assert dcz_with_zstd_cli(delta["body"], V1) == V2
