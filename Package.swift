@@ -80,6 +80,7 @@ let package = Package(
             name: "DictionaryTransport",
             dependencies: [
                 "DictionaryCodec",
+                "HTTPCore",  // FieldValueMembers: field values split at separator bytes, as the wire has them
                 .product(name: "StructuredFieldValues", package: "swift-http-structured-headers"),
                 .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

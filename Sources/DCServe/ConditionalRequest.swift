@@ -1,4 +1,5 @@
 import Foundation
+import HTTPCore
 import HTTPServer
 import HTTPTypes
 
@@ -44,9 +45,8 @@ struct ConditionalRequest: Sendable {
         func opaque(_ tag: Substring) -> Substring { tag.hasPrefix("W/") ? tag.dropFirst(2) : tag }
         let target = opaque(etag[...])
         for value in values {
-            for member in value.split(separator: ",") {
-                let tag = Substring(member.trimmingCharacters(in: .whitespaces))
-                if tag == "*" || opaque(tag) == target { return true }
+            for tag in value.fieldMembers(separatedBy: ",") where tag == "*" || opaque(tag) == target {
+                return true
             }
         }
         return false

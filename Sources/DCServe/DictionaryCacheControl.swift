@@ -1,4 +1,5 @@
 import Foundation
+import HTTPCore
 
 /// The `Cache-Control` directives that decide whether a client may keep a response as a dictionary
 /// (RFC 9842 §2.2, Chromium: the response must be fresh or allowed to be served stale).
@@ -13,11 +14,10 @@ struct DictionaryCacheControl: Equatable {
     var isPrivate = false
 
     init(_ value: String) {
-        for part in value.split(separator: ",") {
-            let directive = part.trimmingCharacters(in: .whitespaces)
-            let pieces = directive.split(separator: "=", maxSplits: 1).map { String($0).lowercased() }
-            guard let name = pieces.first else { continue }
-            let argument = pieces.count > 1 ? Self.deltaSeconds(pieces[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))) : nil
+        for directive in value.fieldMembers(separatedBy: ",") {
+            let pieces = directive.fieldPair(separatedBy: "=", trimmingOWS: false)
+            guard let name = pieces.first?.lowercased() else { continue }
+            let argument = pieces.second.flatMap { Self.deltaSeconds(String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\""))) }
             switch name {
             case "max-age": maxAge = argument
             case "stale-while-revalidate": staleWhileRevalidate = argument

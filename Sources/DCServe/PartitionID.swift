@@ -1,4 +1,5 @@
 import DictionaryCodec
+import HTTPCore
 import HTTPTypes
 
 /// One user's dictionary partition: HMAC-SHA256(secret, credential) in hex, so the credential
@@ -58,13 +59,14 @@ public struct PartitionID: Hashable, Sendable, CustomStringConvertible {
         return PartitionID(secret: secret, credential: value)
     }
 
-    /// The value of cookie `name` in the request's `Cookie` fields (RFC 6265 §5.4 syntax).
+    /// The value of cookie `name` in the request's `Cookie` fields (RFC 6265 §5.4 syntax), split at
+    /// `;` and `=` bytes (`;\u{0301}` is one Character to `String.split`); leading spaces dropped.
     static func cookie(named name: String, in values: [String]) -> String? {
         for value in values {
-            for pair in value.split(separator: ";") {
-                let trimmed = pair.drop { $0 == " " }
-                guard let eq = trimmed.firstIndex(of: "=") else { continue }
-                if trimmed[..<eq] == name { return String(trimmed[trimmed.index(after: eq)...]) }
+            for pair in value.fieldMembers(separatedBy: ";", trimmingOWS: false) {
+                let trimmed = Substring(pair.utf8.drop { $0 == 0x20 })
+                let (cookieName, cookieValue) = trimmed.fieldPair(separatedBy: "=", omittingEmpty: false, trimmingOWS: false)
+                if let cookieName, let cookieValue, cookieName == name { return String(cookieValue) }
             }
         }
         return nil

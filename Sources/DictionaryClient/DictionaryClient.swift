@@ -1,6 +1,7 @@
 import DictionaryCodec
 import DictionaryTransport
 import Foundation
+import HTTPCore
 import HTTPTypes
 
 /// The client half of RFC 9842, independent of any transport: ``prepare(url:destination:partition:fields:)``
@@ -55,12 +56,11 @@ public final class DictionaryClient: Sendable {
         out[.availableDictionary] = nil
         out[.dictionaryID] = nil
         let given = out[values: .acceptEncoding].joined(separator: ", ")
-        var tokens = (given.isEmpty ? defaultAcceptEncoding : given).split(separator: ",")
-            .map { $0.trimmingCharacters(in: .whitespaces) }
+        var tokens = (given.isEmpty ? defaultAcceptEncoding : given).fieldMembers(separatedBy: ",")
             .filter { token in
-                let name = token.prefix { $0 != ";" }.trimmingCharacters(in: .whitespaces).lowercased()
+                let name = (token.fieldPair(separatedBy: ";", omittingEmpty: false).first ?? "").lowercased()
                 return !token.isEmpty && name != "dcb" && name != "dcz"
-            }
+            }.map(String.init)
         var chosen: DictionarySelector.Choice?
         var dictionary: CompressionDictionary?
         var reason: String

@@ -59,20 +59,13 @@ struct CacheControl {
     private var directives: [String: String?] = [:]
 
     init(_ value: String) {
-        for part in value.split(separator: ",") {
-            let trimmed = part.trimmingCharacters(in: .whitespaces)
-            guard !trimmed.isEmpty else { continue }
-            let name: String, argument: String?
-            if let eq = trimmed.firstIndex(of: "=") {
-                name = trimmed[..<eq].trimmingCharacters(in: .whitespaces).lowercased()
-                var v = trimmed[trimmed.index(after: eq)...].trimmingCharacters(in: .whitespaces)
-                if v.count >= 2, v.hasPrefix("\""), v.hasSuffix("\"") { v = String(v.dropFirst().dropLast()) }
-                argument = v
-            } else {
-                name = trimmed.lowercased()
-                argument = nil
-            }
-            if directives[name] == nil { directives[name] = .some(argument) }
+        // Split at `,` and `=` bytes: a separator followed by a combining mark is one Character.
+        for directive in value.fieldMembers(separatedBy: ",") where !directive.isEmpty {
+            let pair = directive.fieldPair(separatedBy: "=", omittingEmpty: false)
+            let name = (pair.first ?? "").lowercased()
+            var argument = pair.second
+            if let v = argument, v.count >= 2, v.hasPrefix("\""), v.hasSuffix("\"") { argument = v.dropFirst().dropLast() }
+            if directives[name] == nil { directives[name] = .some(argument.map(String.init)) }
         }
     }
 

@@ -1,4 +1,5 @@
 import DictionaryCodec
+import HTTPCore
 import HTTPTypes
 
 /// Removes a response's content codings (`Content-Encoding`, applied in order, so undone in reverse)
@@ -8,10 +9,11 @@ import HTTPTypes
 /// A dcb/dcz body must name, in its 36/40-byte header, exactly the dictionary the request advertised:
 /// anything else is a typed ``DictionaryClientError``. Pure; thread-safe.
 public enum ResponseBodyDecoder {
-    /// The codings listed in `Content-Encoding` (lower-case tokens, `identity` dropped).
+    /// The codings listed in `Content-Encoding` (lower-case tokens, `identity` dropped), split at comma
+    /// bytes, each field line on its own (a line starting with a combining mark is no part of the last).
     public static func codings(_ fields: HTTPFields) -> [String] {
-        fields[values: .contentEncoding].joined(separator: ",").split(separator: ",")
-            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        fields[values: .contentEncoding].flatMap { $0.fieldMembers(separatedBy: ",") }
+            .map { $0.lowercased() }
             .filter { !$0.isEmpty && $0 != "identity" }
     }
 

@@ -1,4 +1,5 @@
 import DictionaryCodec
+import HTTPCore
 import HTTPTypes
 
 /// A parsed `Accept-Encoding` request field (RFC 9110 §12.5.3) with q-values.
@@ -43,20 +44,22 @@ public struct AcceptEncoding: Hashable, Sendable {
         weights = [:]
         wildcardWeight = nil
         var budget = Self.maximumFieldLength
+        // Split at `,`, `;` and `=` bytes (RFC 9110 §5.6.1): a separator followed by a combining mark
+        // is one Character to `String.split` but still a separator on the wire.
         for line in fieldValues {
-            for member in line.split(separator: ",") {
+            for member in line.fieldMembers(separatedBy: ",", trimmingOWS: false) {
                 // Members past the length budget are ignored whole (never truncated into another meaning).
                 budget -= member.utf8.count + 1
                 guard budget >= 0 else { return }
-                let pieces = member.split(separator: ";", omittingEmptySubsequences: false)
-                let token = pieces[0].trimmingWhitespace().lowercased()
+                var pieces = member.fieldMembers(separatedBy: ";", omittingEmpty: false)
+                let token = (pieces.next() ?? "").lowercased()
                 guard !token.isEmpty, token.utf8.allSatisfy(Self.isTokenByte) else { continue }
                 var weight = 1000
                 var valid = true
-                for parameter in pieces.dropFirst() {
-                    let pair = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                    guard pair.count == 2, pair[0].trimmingWhitespace().lowercased() == "q" else { continue }
-                    if let q = Self.parseQValue(pair[1].trimmingWhitespace()) { weight = q } else { valid = false }
+                for parameter in pieces {
+                    let (name, value) = parameter.fieldPair(separatedBy: "=", omittingEmpty: false)
+                    guard let name, let value, name.lowercased() == "q" else { continue }
+                    if let q = Self.parseQValue(value) { weight = q } else { valid = false }
                 }
                 guard valid else { continue }
                 if token == "*" {
@@ -88,14 +91,14 @@ public struct AcceptEncoding: Hashable, Sendable {
     public func acceptsAny(of codings: [ContentCoding]) -> Bool { codings.contains { accepts($0) } }
 
     /// qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] ), in thousandths.
-    static func parseQValue(_ text: String) -> Int? {
-        let u = Array(text.utf8)
+    static func parseQValue(_ text: Substring) -> Int? {
+        let u = text.utf8
         guard let first = u.first, first == UInt8(ascii: "0") || first == UInt8(ascii: "1") else { return nil }
         var value = Int(first - UInt8(ascii: "0")) * 1000
         if u.count == 1 { return value }
-        guard u[1] == UInt8(ascii: "."), u.count <= 5 else { return nil }
+        guard u.dropFirst().first == UInt8(ascii: "."), u.count <= 5 else { return nil }
         var scale = 100
-        for d in u[2...] {
+        for d in u.dropFirst(2) {
             guard d >= UInt8(ascii: "0"), d <= UInt8(ascii: "9") else { return nil }
             value += Int(d - UInt8(ascii: "0")) * scale
             scale /= 10
@@ -111,14 +114,8 @@ public struct AcceptEncoding: Hashable, Sendable {
     }
 }
 
-extension StringProtocol {
+extension StringProtocol where SubSequence == Substring {
     /// The text without leading/trailing spaces and tabs (HTTP OWS), trimmed byte by byte: a space
     /// followed by a combining mark is one Character but still a space on the wire.
-    package func trimmingWhitespace() -> String {
-        let bytes = Substring(self).utf8
-        let isOWS: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
-        guard let first = bytes.firstIndex(where: { !isOWS($0) }) else { return "" }
-        let last = bytes.lastIndex(where: { !isOWS($0) })!
-        return String(decoding: bytes[first...last], as: UTF8.self)
-    }
+    package func trimmingWhitespace() -> String { String(trimmingOWS()) }
 }

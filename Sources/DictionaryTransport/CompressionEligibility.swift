@@ -1,3 +1,4 @@
+import HTTPCore
 import HTTPTypes
 
 /// Which responses may be compressed at all, and which may be dictionary-compressed.
@@ -21,8 +22,8 @@ public enum CompressionEligibility {
     public static func privacyConcern(request: HTTPFields, response: HTTPFields) -> PrivacyConcern? {
         if response[.setCookie] != nil { return .setCookie }
         for line in response[values: .cacheControl] {
-            for directive in line.split(separator: ",") {
-                let name = directive.split(separator: "=", maxSplits: 1).first.map { $0.trimmingWhitespace().lowercased() } ?? ""
+            for directive in line.fieldMembers(separatedBy: ",", trimmingOWS: false) {
+                let name = directive.fieldPair(separatedBy: "=").first?.lowercased() ?? ""
                 if name == "private" || name == "no-store" { return .privateCacheControl }
             }
         }
@@ -36,7 +37,7 @@ public enum CompressionEligibility {
     /// precompressed.
     public static func isPrecompressed(contentType: String?) -> Bool {
         guard let contentType else { return false }
-        let essence = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingWhitespace().lowercased() } ?? ""
+        let essence = contentType.fieldPair(separatedBy: ";").first?.lowercased() ?? ""
         let parts = essence.split(separator: "/", maxSplits: 1)
         guard parts.count == 2 else { return false }
         let (type, subtype) = (parts[0], parts[1])

@@ -1,3 +1,4 @@
+import HTTPCore
 import HTTPTypes
 
 /// Whether a dictionary response is fresh enough for clients to keep it (SPEC.md §1).
@@ -12,14 +13,14 @@ public enum DictionaryFreshness {
         var maxAges = Set<Int>()
         var sawInvalid = false
         for line in response[values: .cacheControl] {
-            for directive in line.split(separator: ",") {
-                let pair = directive.split(separator: "=", maxSplits: 1)
-                let name = pair.first.map { $0.trimmingWhitespace().lowercased() } ?? ""
+            for directive in line.fieldMembers(separatedBy: ",", trimmingOWS: false) {
+                let pair = directive.fieldPair(separatedBy: "=")
+                let name = pair.first?.lowercased() ?? ""
                 switch name {
                 case "no-store", "no-cache": return nil
                 case "max-age":
-                    var value = pair.count == 2 ? pair[1].trimmingWhitespace() : ""
-                    if value.hasPrefix("\"") && value.hasSuffix("\"") && value.count >= 2 { value = String(value.dropFirst().dropLast()) }
+                    var value = pair.second ?? ""
+                    if value.hasPrefix("\"") && value.hasSuffix("\"") && value.count >= 2 { value = value.dropFirst().dropLast() }
                     if !value.isEmpty, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
                         maxAges.insert(Int(value.prefix(10)) ?? Int.max)
                     } else {

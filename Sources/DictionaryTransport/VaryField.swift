@@ -1,3 +1,4 @@
+import HTTPCore
 import HTTPTypes
 
 /// Building the `Vary` value for responses whose encoding may depend on a dictionary (RFC 9842 §6.2).
@@ -17,15 +18,14 @@ public enum VaryField {
     public static func merged(existing: [String], adding: [String]) -> String {
         var names: [String] = []
         var seen = Set<[UInt8]>()
-        func insert(_ name: String) -> Bool {
+        func insert(_ name: some StringProtocol) -> Bool {
             seen.insert(name.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }).inserted
         }
         for line in existing {
-            for raw in line.utf8.split(separator: UInt8(ascii: ",")) {
-                let name = String(decoding: raw, as: UTF8.self).trimmingWhitespace()
+            for name in line.fieldMembers(separatedBy: ",") {
                 guard !name.isEmpty else { continue }
                 if name.utf8.elementsEqual("*".utf8) { return "*" }
-                if insert(name) { names.append(name) }
+                if insert(name) { names.append(String(name)) }
             }
         }
         for name in adding where insert(name) { names.append(name) }

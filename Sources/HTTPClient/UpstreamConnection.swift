@@ -244,11 +244,10 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
         // Most responses have no such field: find it without building strings.
         guard (0..<head.fieldCount).contains(where: { isKeepAliveName(head.fieldNameBytes(at: $0)) }) else { return 0 }
         for value in head.values(of: "keep-alive") {
-            for parameter in value.split(separator: ",") {
-                let pair = parameter.split(separator: "=", maxSplits: 1).map {
-                    String($0.drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed())
-                }
-                if pair.count == 2, pair[0].lowercased() == "timeout", let seconds = UInt64(pair[1]), seconds < 1_000_000 {
+            for parameter in value.fieldMembers(separatedBy: ",", trimmingOWS: false) {
+                let pair = parameter.fieldPair(separatedBy: "=")
+                if let name = pair.first, let value = pair.second, name.lowercased() == "timeout",
+                   let seconds = UInt64(value), seconds < 1_000_000 {
                     return seconds * 1_000_000_000
                 }
             }

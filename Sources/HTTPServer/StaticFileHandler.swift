@@ -296,10 +296,10 @@ public struct StaticFileHandler: HTTPHandler {
     /// Weak comparison of an If-None-Match list against our strong ETag ("*" matches anything).
     static func etagListMatches(_ values: [String], _ etag: String) -> Bool {
         for value in values {
-            for raw in value.split(separator: ",") {
-                var tag = raw.trimmingCharacters(in: " \t")
+            for member in value.fieldMembers(separatedBy: ",") {
+                var tag = member
                 if tag == "*" { return true }
-                if tag.hasPrefix("W/") { tag.removeFirst(2) }
+                if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
                 if tag == etag { return true }
             }
         }

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HTTPCore
 import HTTPTypes
 
 /// The addresses of TLS-terminating proxies whose `Forwarded: proto=` / `X-Forwarded-Proto` fields
@@ -48,20 +49,20 @@ public struct TrustedProxies: Sendable, Equatable {
     }
 
     /// The scheme a trusted proxy reports: the last `proto=` of `Forwarded` (the element the nearest
-    /// proxy appended), else the last `X-Forwarded-Proto` value; only "http" or "https" count.
+    /// proxy appended), else the last `X-Forwarded-Proto` value; only "http" or "https" count. Split
+    /// at `,`, `;` and `=` bytes (a separator followed by a combining mark is one Character).
     public static func forwardedScheme(_ fields: HTTPFields) -> String? {
         if let forwarded = fields[values: forwardedName].last {
-            let element = forwarded.split(separator: ",").last ?? ""
-            for pair in element.split(separator: ";") {
-                let parts = pair.split(separator: "=", maxSplits: 1)
-                guard parts.count == 2, parts[0].trimmingASCIISpaces().lowercased() == "proto" else { continue }
-                var value = parts[1].trimmingASCIISpaces()
+            let element = forwarded.fieldMembers(separatedBy: ",", trimmingOWS: false).last ?? ""
+            for pair in element.fieldMembers(separatedBy: ";", trimmingOWS: false) {
+                let parts = pair.fieldPair(separatedBy: "=")
+                guard let name = parts.first, var value = parts.second, name.lowercased() == "proto" else { continue }
                 if value.hasPrefix("\"") && value.hasSuffix("\"") && value.count >= 2 { value = value.dropFirst().dropLast() }
                 if let scheme = normalized(value) { return scheme }
             }
         }
         if let proto = fields[values: xForwardedProtoName].last {
-            return normalized((proto.split(separator: ",").last ?? "").trimmingASCIISpaces())
+            return normalized(proto.fieldMembers(separatedBy: ",").last ?? "")
         }
         return nil
     }
@@ -102,12 +103,3 @@ public struct TrustedProxies: Sendable, Equatable {
 
 private let forwardedName = HTTPField.Name("forwarded")!
 private let xForwardedProtoName = HTTPField.Name("x-forwarded-proto")!
-
-extension Substring {
-    fileprivate func trimmingASCIISpaces() -> Substring {
-        var s = self
-        while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
-        while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
-        return s
-    }
-}

@@ -39,6 +39,21 @@ import Testing
         #expect(response[HTTPField.Name("Dictionary-Partition")!] == nil, "removed before the client sees it")
     }
 
+    /// Cookie pairs are split at `;` bytes and the value ends there: `;\u{0301}` is one Character, so
+    /// `String.split` gave `s1;\u{0301}x=2` as the credential (another partition than `s1`'s).
+    @Test func cookiePairsSplitAtSemicolonBytes() {
+        let secret = Array("0123456789abcdef0123".utf8)
+        #expect(PartitionID.cookie(named: "session", in: ["session=s1;\u{0301}x=2"]) == "s1")
+        #expect(PartitionID.cookie(named: "session", in: ["x=1;\u{0301}; session=s2"]) == "s2")
+        #expect(PartitionID.cookie(named: "session", in: ["x=1;\u{0301}session=s3"]) == nil)
+        #expect(PartitionID.fromRequest([.cookie: "session=s1;\u{0301}theme=dark"], source: .cookie("session"), secret: secret)
+                == PartitionID(secret: secret, credential: "s1"))
+        // As before on ASCII: only leading spaces go, the value is kept as sent.
+        #expect(PartitionID.cookie(named: "session", in: ["a=1;  session=s 1 ;b=2"]) == "s 1 ")
+        #expect(PartitionID.cookie(named: "session", in: ["session =s1"]) == nil)
+        #expect(PartitionID.cookie(named: "session", in: ["a=1;\tsession=s1"]) == nil)
+    }
+
     @Test func lifetimeAllowsUseAsDictionaryOnlyWhenFreshOrStaleServable() {
         #expect(DictionaryCacheControl("max-age=60").usableSeconds == 60)
         #expect(DictionaryCacheControl("max-age=0, stale-while-revalidate=86400").usableSeconds == 86400)
@@ -56,6 +71,10 @@ import Testing
         #expect(DictionaryCacheControl("max-age=\"60\"").usableSeconds == 60)
         #expect(DictionaryCacheControl("max-age=0, must-revalidate, stale-while-revalidate=10").usableSeconds == nil)
         #expect(DictionaryCacheControl("private, max-age=30").isPrivate)
+        // Directives are split at comma bytes: `,\u{0301}` is one Character, which hid `no-store`.
+        #expect(DictionaryCacheControl("no-store,\u{0301}x, max-age=60").usableSeconds == nil)
+        #expect(DictionaryCacheControl("max-age=60,\u{0301}x").usableSeconds == 60)
+        #expect(DictionaryCacheControl("max-age=60,\u{0301}, private").isPrivate)
         #expect(DictionaryCompressionMiddleware.privately("no-cache") == "private, no-cache")
         #expect(DictionaryCompressionMiddleware.privately("private, max-age=1") == "private, max-age=1")
         #expect(DictionaryCompressionMiddleware.privately(nil) == "private")

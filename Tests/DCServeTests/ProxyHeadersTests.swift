@@ -152,6 +152,17 @@ import Testing
         #expect(HopByHopFields.extraConnectionListed(in: fields) == HopByHopFields.connectionListed(in: fields).subtracting(HopByHopFields.names))
     }
 
+    /// Connection members are split at comma bytes: `,\u{0301}` is one Character, so `String.split`
+    /// read `X-Secret,\u{0301}y` as one (invalid) name and X-Secret was forwarded.
+    @Test func connectionMembersSplitAtCommaBytes() {
+        let secret = HTTPField.Name("X-Secret")!
+        let fields: HTTPFields = [.connection: "X-Secret,\u{0301}y", secret: "s", .accept: "a"]
+        #expect(HopByHopFields.connectionListed(in: fields) == [secret])
+        #expect(HopByHopFields.extraConnectionListed(in: fields) == [secret])
+        #expect(HopByHopFields.removing(from: fields) == [.accept: "a"])
+        #expect(HopByHopFields.connectionListed(in: [.connection: "close,\u{0301}, X-Secret"]) == [HTTPField.Name("close")!, secret])
+    }
+
     /// The one-pass builder from the parsed head gives exactly the head the two-step path gives
     /// (parsed head → HTTPResponse → ProxyResponseHeaders.make): same fields, order, names as received,
     /// status and reason, with and without Via.
@@ -197,7 +208,7 @@ import Testing
     }
 
     @Test(arguments: [("no-transform", true), ("max-age=60, No-Transform", true), ("public,no-transform=1", true),
-                      ("max-age=60", false), ("x-no-transform", false)])
+                      ("max-age=60", false), ("x-no-transform", false), ("max-age=60,\u{0301}x, no-transform", true), ("no-transform,\u{0301}", true)])
     func noTransformIsRecognised(value: String, expected: Bool) {
         #expect(ProxyResponseHeaders.forbidsTransform([.cacheControl: value]) == expected)
     }

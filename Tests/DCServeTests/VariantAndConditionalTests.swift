@@ -44,6 +44,14 @@ import Testing
         #expect(ConditionalRequest([.ifNoneMatch: "\"v2\""]).evaluate(response()).head.status == .ok)
     }
 
+    /// Members are split at comma bytes: `,\u{0301}` is one Character, and was no separator to `String.split`.
+    @Test func ifNoneMatchMembersSplitAtCommaBytes() {
+        for header in ["\"v1\",\u{0301}\"x\"", "*,\u{0301}", "\"x\",\u{0301}, W/\"v1\""] {
+            #expect(ConditionalRequest([.ifNoneMatch: header]).evaluate(response()).head.status == .notModified, "\(header.debugDescription)")
+        }
+        #expect(ConditionalRequest([.ifNoneMatch: "\"x\",\u{0301}\"v1\""]).evaluate(response()).head.status == .ok)
+    }
+
     @Test func ifModifiedSinceOnlyWithoutIfNoneMatch() {
         let same = "Sun, 22 Nov 2026 05:00:00 GMT", earlier = "Sun, 22 Nov 2026 04:00:00 GMT"
         #expect(ConditionalRequest([.ifModifiedSince: same]).evaluate(response()).head.status == .notModified)

@@ -122,6 +122,13 @@ import Testing
 
     @Test func maxAgeRegisters() { #expect(lifetime(("cache-control", "max-age=86400")) == .storable(seconds: 86400)) }
 
+    /// Directives split at comma bytes: `,\u{0301}` is one Character, which hid `no-store`.
+    @Test func cacheControlDirectivesSplitAtCommaBytes() {
+        guard case .notStorable = lifetime(("cache-control", "no-store,\u{0301}x, max-age=60")) else { Issue.record("no-store stored"); return }
+        #expect(lifetime(("cache-control", "max-age=60,\u{0301}x")) == .storable(seconds: 60))
+        #expect(lifetime(("cache-control", "max-age = \"60\" , x")) == .storable(seconds: 60))
+    }
+
     @Test func staleWhileRevalidateExtendsAndRescuesMaxAgeZero() {
         #expect(lifetime(("cache-control", "max-age=0, stale-while-revalidate=120")) == .storable(seconds: 120))
         #expect(lifetime(("cache-control", "max-age=60, stale-while-revalidate=40")) == .storable(seconds: 100))

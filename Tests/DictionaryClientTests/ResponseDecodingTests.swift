@@ -154,6 +154,13 @@ import Testing
         #expect(try process(client, request, coding: "zstd, gzip", body: layered).body == text)
     }
 
+    /// Codings are split at comma bytes, each field line on its own: `,\u{0301}` is one Character.
+    @Test func codingsSplitAtCommaBytes() {
+        #expect(ResponseBodyDecoder.codings([.contentEncoding: "gzip,\u{0301}br"]) == ["gzip", "\u{0301}br"])
+        #expect(ResponseBodyDecoder.codings([.contentEncoding: "gzip", .contentEncoding: "\u{0301}br"]) == ["gzip", "\u{0301}br"])
+        #expect(ResponseBodyDecoder.codings([.contentEncoding: " Zstd ,, identity, GZIP"]) == ["zstd", "gzip"])
+    }
+
     @Test func decodedSizeLimitIsEnforced() throws {
         let store = try ClientDictionaryStore(location: .memory)
         let client = DictionaryClient(store: store, maxDecodedBytes: 1000, now: clock.function)

@@ -71,6 +71,16 @@ import Testing
         #expect(!accept.accepts(.br))
         #expect(accept.weights["x-custom"] == 1000)
     }
+
+    /// Members and parameters are split at `,`/`;`/`=` bytes: `,\u{0301}` is one Character, so
+    /// `String.split` read `br,\u{0301}x` as one invalid member and br was not accepted.
+    @Test func membersAndParametersSplitAtSeparatorBytes() {
+        #expect(AcceptEncoding(fieldValue: "br,\u{0301}x").accepts(.br))
+        #expect(AcceptEncoding(fieldValue: "gzip;q=0,\u{0301}x, br").weights == ["gzip": 0, "br": 1000])
+        #expect(AcceptEncoding(fieldValue: "br;q=0.5;\u{0301}x").weight(of: .br) == 500)
+        #expect(AcceptEncoding(fieldValue: "br;q=\u{0301}1").weights.isEmpty)
+        #expect(AcceptEncoding(fieldValue: "*;q=0,\u{0301}, gzip").wildcardWeight == 0)
+    }
 }
 
 @Suite struct CodingChoiceTests {
@@ -154,6 +164,9 @@ import Testing
         #expect(CompressionEligibility.privacyConcern(request: fields(("authorization", "Bearer x")), response: HTTPFields()) == .credentialedRequest)
         #expect(CompressionEligibility.privacyConcern(request: fields(("cookie", "s=1")), response: HTTPFields()) == .credentialedRequest)
         #expect(CompressionEligibility.privacyConcern(request: HTTPFields(), response: fields(("cache-control", "public, max-age=86400"))) == nil)
+        // Directives split at comma bytes: `,\u{0301}` is one Character, which hid `private`.
+        #expect(CompressionEligibility.privacyConcern(request: HTTPFields(), response: fields(("cache-control", "max-age=60,\u{0301}x, private"))) == .privateCacheControl)
+        #expect(CompressionEligibility.privacyConcern(request: HTTPFields(), response: fields(("cache-control", "private,\u{0301}"))) == .privateCacheControl)
     }
 
     @Test(arguments: [
@@ -359,5 +372,8 @@ final class Counter: Sendable {
         #expect(DictionaryFreshness.lifetime(HTTPFields()) == nil)
         #expect(DictionaryFreshness.lifetime(fields(("cache-control", "max-age=10"), ("cache-control", "max-age=20"))) == nil)
         #expect(DictionaryFreshness.lifetime(fields(("cache-control", "max-age=10"), ("cache-control", "public"))) == 10)
+        // Directives split at comma bytes (`,\u{0301}` is one Character: it hid no-cache, spoilt max-age).
+        #expect(DictionaryFreshness.lifetime(fields(("cache-control", "no-cache,\u{0301}x, max-age=60"))) == nil)
+        #expect(DictionaryFreshness.lifetime(fields(("cache-control", "max-age=60,\u{0301}x"))) == 60)
     }
 }

@@ -446,6 +446,20 @@ struct HTTPClientTests {
         #expect(eventually { loop.queue.sync { client.idleConnectionCount(on: loop) } == 0 })
     }
 
+    /// Keep-Alive parameters are split at comma bytes: `,\u{0301}` is one Character, so `String.split`
+    /// read `timeout=1,\u{0301}max=100` as a timeout of "1,\u{0301}max=100" (none) and pooled.
+    @Test func upstreamKeepAliveParametersSplitAtCommaBytes() {
+        let upstream = TestUpstream { connection, _ in
+            while connection.readRequest() != nil {
+                connection.write("HTTP/1.1 200 OK\r\nKeep-Alive: timeout=1,\u{0301}max=100\r\nContent-Length: 0\r\n\r\n")
+            }
+        }
+        defer { upstream.stop() }
+        let (client, loop, _) = makeClient(ports: [upstream.port]) { $0.idleTimeout = .seconds(60) }
+        #expect(run(client, request("/one"), on: loop).error == nil)
+        #expect(loop.queue.sync { client.idleConnectionCount(on: loop) } == 0)
+    }
+
     @Test func connectionsAreRetiredAfterMaxRequests() {
         let upstream = TestUpstream(handler: echoPathHandler)
         defer { upstream.stop() }

@@ -40,6 +40,9 @@ struct StaticPiecesTests {
         #expect(StaticFileHandler.etagListMatches(["\"x\", W/\"abc\""], "\"abc\""))
         #expect(StaticFileHandler.etagListMatches(["*"], "\"abc\""))
         #expect(!StaticFileHandler.etagListMatches(["\"abd\""], "\"abc\""))
+        // Members split at comma bytes: `,\u{0301}` is one Character.
+        #expect(StaticFileHandler.etagListMatches(["\"abc\",\u{0301}\"x\""], "\"abc\""))
+        #expect(!StaticFileHandler.etagListMatches(["\"x\",\u{0301}\"abc\""], "\"abc\""))
     }
 
     @Test func mimeTypes() {

@@ -33,6 +33,9 @@ import Testing
         #expect(TrustedProxies.forwardedScheme(fields([("Forwarded", "proto=http"), ("X-Forwarded-Proto", "https")])) == "http")
         #expect(TrustedProxies.forwardedScheme(fields([("Forwarded", "for=1.2.3.4"), ("X-Forwarded-Proto", "https")])) == "https")
         #expect(TrustedProxies.forwardedScheme(fields([])) == nil)
+        // Pairs split at `;` bytes: `;\u{0301}` is one Character, which glued the next pair to `https`.
+        #expect(TrustedProxies.forwardedScheme(fields([("Forwarded", "for=1.2.3.4;proto=https;\u{0301}x=y")])) == "https")
+        #expect(TrustedProxies.forwardedScheme(fields([("Forwarded", "proto=https,\u{0301}"), ("X-Forwarded-Proto", "http")])) == "http")
     }
 
     @Test func schemeOnlyFromTrustedProxies() throws {

@@ -1,3 +1,4 @@
+import HTTPCore
 import HTTPTypes
 
 /// Hop-by-hop fields (RFC 9110 §7.6.1): meaningful for one connection only, so a proxy removes them,
@@ -48,8 +49,7 @@ public enum HopByHopFields {
     public static func connectionListed(in fields: HTTPFields) -> Set<HTTPField.Name> {
         var listed = Set<HTTPField.Name>()
         for value in fields[values: .connection] {
-            for member in value.split(separator: ",") {
-                let token = member.trimmingOWS()
+            for token in value.fieldMembers(separatedBy: ",") {
                 if !token.isEmpty, let name = HTTPField.Name(String(token)) { listed.insert(name) }
             }
         }
@@ -61,8 +61,7 @@ public enum HopByHopFields {
     static func extraConnectionListed(in fields: HTTPFields) -> Set<HTTPField.Name> {
         var listed = Set<HTTPField.Name>()
         for field in fields where field.name == .connection {
-            for member in field.value.utf8.split(separator: UInt8(ascii: ",")) {
-                let token = Substring(member).trimmingOWS()
+            for token in field.value.fieldMembers(separatedBy: ",") {
                 // The usual members (`keep-alive`, `close`…) are checked on their bytes: no Name made.
                 guard !token.isEmpty, !isHopByHop(token: token.utf8), let name = HTTPField.Name(String(token)) else { continue }
                 listed.insert(name)
@@ -80,15 +79,5 @@ public enum HopByHopFields {
             out.append(field)
         }
         return out
-    }
-}
-
-extension Substring {
-    /// Without leading and trailing spaces and tabs (HTTP's optional whitespace).
-    func trimmingOWS() -> Substring {
-        var s = self
-        while let c = s.first, c == " " || c == "\t" { s.removeFirst() }
-        while let c = s.last, c == " " || c == "\t" { s.removeLast() }
-        return s
     }
 }

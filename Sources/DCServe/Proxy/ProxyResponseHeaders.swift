@@ -86,8 +86,8 @@ public enum ProxyResponseHeaders {
 
     /// Whether one `Cache-Control` line carries `no-transform`.
     static func forbidsTransform(cacheControl value: String) -> Bool {
-        for member in value.split(separator: ",") {
-            let directive = member.split(separator: "=", maxSplits: 1).first.map { $0.trimmingOWS() } ?? ""
+        for member in value.fieldMembers(separatedBy: ",", trimmingOWS: false) {
+            let directive = member.fieldPair(separatedBy: "=").first ?? ""
             if directive.lowercased() == "no-transform" { return true }
         }
         return false

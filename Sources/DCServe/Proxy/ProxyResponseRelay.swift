@@ -1,4 +1,5 @@
 import HTTPClient
+import HTTPCore
 import HTTPServer
 import HTTPTypes
 import Logging
@@ -242,8 +243,7 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
     static func contentLength(_ values: [String]) -> Int64? {
         var length: Int64?
         for value in values {
-            for member in value.split(separator: ",", omittingEmptySubsequences: false) {
-                let digits = member.trimmingOWS()
+            for digits in value.fieldMembers(separatedBy: ",", omittingEmpty: false) {
                 guard !digits.isEmpty, digits.utf8.count <= 18, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
                       let n = Int64(digits), length == nil || length == n else { return nil }
                 length = n

@@ -1,4 +1,5 @@
 import DictionaryCodec
+import HTTPCore
 import HTTPTypes
 
 /// Turns a complete upstream body sent with `Content-Encoding: gzip`, `br` or `zstd` into identity,
@@ -18,8 +19,8 @@ public enum UpstreamBodyDecoder {
     }
 
     public static func decode(_ fields: HTTPFields, body: [UInt8], maxDecodedBytes: Int) -> Outcome {
-        let codings = fields[values: .contentEncoding].flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingOWS().lowercased() }.filter { !$0.isEmpty && $0 != "identity" }
+        let codings = fields[values: .contentEncoding].flatMap { $0.fieldMembers(separatedBy: ",") }
+            .map { $0.lowercased() }.filter { !$0.isEmpty && $0 != "identity" }
         guard codings.count == 1, let coding = ContentCoding(token: codings[0]),
               ProxyRequestHeaders.decodableCodings.contains(coding),
               !ProxyResponseHeaders.forbidsTransform(fields) else { return .unchanged }
