@@ -52,9 +52,7 @@ import Testing
     static func get(_ m: DictionaryCompressionMiddleware, _ path: String, _ fields: HTTPFields) throws -> (HTTPResponse, [UInt8]) {
         let request = HTTPServerRequest(head: HTTPRequest(method: .get, scheme: "http", authority: "chat.example",
                                                           path: path, headerFields: fields))
-        let box = Mutex<HTTPServerResponse?>(nil)
-        m.handle(request, next: PathHandler()) { response in box.withLock { $0 = response } }
-        let response = try #require(box.withLock { $0 })
+        let response = try awaitedResponse { m.handle(request, next: PathHandler(), respond: $0) }
         guard case .bytes(let bytes) = response.body else { Issue.record("expected bytes"); return (response.head, []) }
         return (response.head, bytes)
     }

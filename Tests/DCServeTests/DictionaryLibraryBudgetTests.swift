@@ -69,4 +69,22 @@ import Testing
             #expect(library.lookup(dictionary.hash)?.dictionary === dictionary)
         }
     }
+
+    /// What the middleware asks before answering on an event loop: a store read is needed only for a
+    /// (partition, hash) the store holds and the library has not loaded.
+    @Test func aStoreReadIsNeededOnlyForAStoredDictionaryNotLoaded() throws {
+        let store = try Self.store()
+        let library = DictionaryLibrary(store: store, capacity: 128, maxBytes: 1 << 30)
+        let pattern = try URLPattern("/d/*", base: nil)
+        let shared = try store.put(Self.bytes(1, count: 4096), description: DictionaryDescription(pattern: pattern), now: Date())
+        let own = try store.put(Self.bytes(2, count: 4096),
+                                description: DictionaryDescription(pattern: pattern, partition: String(repeating: "a", count: 64)), now: Date())
+        let unknown = CompressionDictionary(bytes: Self.bytes(3, count: 4096)).hash
+        #expect(library.needsStoreRead(shared, partition: nil) && !library.isLoaded(shared))
+        #expect(library.needsStoreRead(own, partition: String(repeating: "a", count: 64)))
+        #expect(!library.needsStoreRead(own, partition: nil) && !library.needsStoreRead(own, partition: String(repeating: "b", count: 64)))
+        #expect(!library.needsStoreRead(unknown, partition: nil))
+        #expect(library.lookup(shared) != nil)
+        #expect(!library.needsStoreRead(shared, partition: nil) && library.isLoaded(shared))
+    }
 }

@@ -83,14 +83,7 @@ import Testing
         func get(_ fields: HTTPFields) throws -> HTTPServerResponse {
             let request = HTTPServerRequest(head: HTTPRequest(method: .get, scheme: "http", authority: "localhost",
                                                               path: "/big/data.txt", headerFields: fields))
-            let box = Mutex<HTTPServerResponse?>(nil)
-            let done = DispatchSemaphore(value: 0)
-            middleware.handle(request, next: files) { response in
-                box.withLock { $0 = response }
-                done.signal()
-            }
-            #expect(done.wait(timeout: .now() + 60) == .success)  // large bodies answer from a worker queue
-            return try #require(box.withLock { $0 })
+            return try awaitedResponse { middleware.handle(request, next: files, respond: $0) }  // from a worker queue
         }
 
         for _ in 0..<3 {

@@ -49,9 +49,7 @@ import Testing
         let request = HTTPServerRequest(head: HTTPRequest(method: .get, scheme: "http", authority: "api.example",
                                                           path: "/api/me", headerFields: [
                                                               .authorization: user, .acceptEncoding: acceptEncoding]))
-        let box = Mutex<HTTPServerResponse?>(nil)
-        m.handle(request, next: handler) { response in box.withLock { $0 = response } }
-        let response = try #require(box.withLock { $0 })
+        let response = try awaitedResponse { m.handle(request, next: handler, respond: $0) }
         guard case .bytes(let bytes) = response.body else { Issue.record("expected bytes"); return (response.head, []) }
         let coding = response.head.headerFields[.contentEncoding].flatMap(ContentCoding.init(token:)) ?? .identity
         return (response.head, try coding.decode(bytes))

@@ -157,9 +157,7 @@ import Testing
     func respond(_ f: MemoFixture, _ path: String, _ fields: HTTPFields = [:], method: HTTPRequest.Method = .get) throws -> HTTPServerResponse {
         let request = HTTPServerRequest(head: HTTPRequest(method: method, scheme: "http", authority: "localhost",
                                                           path: path, headerFields: fields))
-        let box = Mutex<HTTPServerResponse?>(nil)
-        f.middleware.handle(request, next: f.files) { response in box.withLock { $0 = response } }
-        return try #require(box.withLock { $0 })
+        return try awaitedResponse { f.middleware.handle(request, next: f.files, respond: $0) }
     }
 
     @Test func everyResponseReportsItsDecision() throws {

@@ -55,9 +55,7 @@ struct MemoFixture {
     func get(_ path: String, _ fields: HTTPFields = [:], method: HTTPRequest.Method = .get) throws -> (HTTPResponse, [UInt8]) {
         let request = HTTPServerRequest(head: HTTPRequest(method: method, scheme: "http", authority: "localhost",
                                                           path: path, headerFields: fields))
-        let box = Mutex<HTTPServerResponse?>(nil)
-        middleware.handle(request, next: files) { response in box.withLock { $0 = response } }
-        let response = try #require(box.withLock { $0 })
+        let response = try awaitedResponse { middleware.handle(request, next: files, respond: $0) }
         let body: [UInt8] = switch response.body {
         case .bytes(let b): b
         case .file(let f): try f.readAll()

@@ -14,11 +14,9 @@ import Testing
         HTTPServerRequest(head: HTTPRequest(method: .get, scheme: "http", authority: "localhost", path: path))
     }
 
-    /// Runs `handler` on `path` and returns the (synchronous) response.
+    /// Runs `handler` on `path` and returns the response.
     func respond(_ handler: any HTTPHandler, _ path: String) throws -> HTTPServerResponse {
-        let box = Mutex<HTTPServerResponse?>(nil)
-        handler.handle(request(path)) { response in box.withLock { $0 = response } }
-        return try #require(box.withLock { $0 })
+        try awaitedResponse { handler.handle(request(path), respond: $0) }
     }
 
     func text(_ response: HTTPServerResponse) -> String {

@@ -38,9 +38,7 @@ final class CollectingWriter: ResponseBodyWriter, @unchecked Sendable {
         }
         let request = HTTPServerRequest(head: HTTPRequest(method: .get, scheme: "http", authority: "a", path: "/api/big",
                                                           headerFields: [.acceptEncoding: acceptEncoding]))
-        let box = Mutex<HTTPServerResponse?>(nil)
-        m.handle(request, next: handler) { r in box.withLock { $0 = r } }
-        let response = try #require(box.withLock { $0 })
+        let response = try awaitedResponse { m.handle(request, next: handler, respond: $0) }
         guard case .stream(let body) = response.body else { Issue.record("not a stream"); return (response.head, [], false) }
         let sink = CollectingWriter()
         body.produce(sink)
