@@ -32,7 +32,14 @@ public enum DictionaryUsageRefiner {
     }
 
     /// ``usage(of:samples:level:)`` and the match count per starting byte, from one pass.
-    public static func measure(_ pool: [UInt8], samples: [[UInt8]], level: Int) throws(TrainingError) -> Usage {
+    /// With `origins` (per pool byte, the id of the sample it was cut from) and `sampleIDs` (one per
+    /// sample), a sample never votes for bytes cut from itself (leave-source-out: a pool built from the
+    /// voters themselves would otherwise favour each page's peculiarities).
+    public static func measure(
+        _ pool: [UInt8], samples: [[UInt8]], level: Int, origins: [Int32]? = nil, sampleIDs: [Int32]? = nil
+    ) throws(TrainingError) -> Usage {
+        precondition(origins.map { $0.count == pool.count } ?? true, "one origin per pool byte")
+        precondition(sampleIDs.map { $0.count == samples.count } ?? true, "one id per sample")
         var votes = [UInt32](repeating: 0, count: pool.count)
         var references = [UInt32](repeating: 0, count: pool.count)
         guard !pool.isEmpty, let cctx = ZSTD_createCCtx() else { return Usage(votes: votes, references: references) }
@@ -44,9 +51,12 @@ public enum DictionaryUsageRefiner {
                                       ZSTD_customMem(customAlloc: nil, customFree: nil, opaque: nil))
         }) else { throw .zdict("ZSTD_createCDict_advanced failed (out of memory?)") }
         defer { ZSTD_freeCDict(cdict) }
-        var used = [Bool](repeating: false, count: pool.count)
+        // The last sample (index + 1) that copied each byte: one vote per sample, in time proportional to
+        // the bytes copied rather than to the pool.
+        var lastVoter = [Int32](repeating: 0, count: pool.count)
         let dictionarySize = pool.count
-        for sample in samples where !sample.isEmpty {
+        for (index, sample) in samples.enumerated() where !sample.isEmpty {
+            let own: Int32 = origins != nil ? (sampleIDs?[index] ?? -2) : -2
             ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters)
             ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, Int32(level))
             let loaded = ZSTD_CCtx_refCDict(cctx, cdict)
@@ -59,7 +69,7 @@ public enum DictionaryUsageRefiner {
                 sample.withUnsafeBytes { ZSTD_generateSequences(cctx, out.baseAddress, capacity, $0.baseAddress, $0.count) }
             }
             if ZSTD_isError(count) != 0 { throw .zdict(String(cString: ZSTD_getErrorName(count))) }
-            for i in used.indices { used[i] = false }
+            let voter = Int32(index + 1)
             var position = 0
             for sequence in sequences.prefix(count) {
                 position += Int(sequence.litLength)
@@ -71,13 +81,23 @@ public enum DictionaryUsageRefiner {
                     let from = max(0, dictionarySize + start)
                     let to = min(dictionarySize, dictionarySize + start + length)
                     if from < to {
-                        references[from] += 1
-                        for j in from..<to { used[j] = true }
+                        if let origins {
+                            if origins[from] != own { references[from] += 1 }
+                            for j in from..<to where origins[j] != own && lastVoter[j] != voter {
+                                lastVoter[j] = voter
+                                votes[j] += 1
+                            }
+                        } else {
+                            references[from] += 1
+                            for j in from..<to where lastVoter[j] != voter {
+                                lastVoter[j] = voter
+                                votes[j] += 1
+                            }
+                        }
                     }
                 }
                 position += length
             }
-            for i in used.indices where used[i] { votes[i] += 1 }
         }
         return Usage(votes: votes, references: references)
     }
@@ -85,11 +105,25 @@ public enum DictionaryUsageRefiner {
     /// Two rounds of ``usage(of:samples:level:)`` and ``select(pool:usage:targetSize:gap:)`` (see the
     /// type's documentation): a dictionary of at most `targetSize` bytes cut from `pool`.
     public static func refine(pool: [UInt8], samples: [[UInt8]], targetSize: Int, level: Int) throws(TrainingError) -> [UInt8] {
+        try refine(pool: pool, origins: nil, samples: samples, sampleIDs: nil, targetSize: targetSize, level: level)
+    }
+
+    /// ``refine(pool:samples:targetSize:level:)`` with leave-source-out votes (see
+    /// ``measure(_:samples:level:origins:sampleIDs:)``), so the voters may include the samples the
+    /// pool was cut from, and segments bridging gaps of up to `gap` bytes.
+    public static func refine(
+        pool: [UInt8], origins: [Int32]?, samples: [[UInt8]], sampleIDs: [Int32]?, targetSize: Int, level: Int,
+        gap: Int = 16
+    ) throws(TrainingError) -> [UInt8] {
         guard pool.count > targetSize else { return pool }
-        let first = select(pool: pool, usage: try usage(of: pool, samples: samples, level: level), targetSize: targetSize)
-        let extended = pool + first
-        let measured = try measure(extended, samples: samples, level: level)
-        return select(pool: extended, usage: measured.votes, references: measured.references, targetSize: targetSize)
+        let usage = try measure(pool, samples: samples, level: level, origins: origins, sampleIDs: sampleIDs).votes
+        let first = selectIndices(pool: pool, usage: usage, targetSize: targetSize, gap: gap)
+        let extended = pool + first.map { pool[$0] }
+        let extendedOrigins = origins.map { origins in origins + first.map { origins[$0] } }
+        let measured = try measure(extended, samples: samples, level: level, origins: extendedOrigins, sampleIDs: sampleIDs)
+        return selectIndices(
+            pool: extended, usage: measured.votes, references: measured.references, targetSize: targetSize, gap: gap
+        ).map { extended[$0] }
     }
 
     /// A dictionary of at most `targetSize` bytes made of the pool's most used segments (see the type's
@@ -97,9 +131,17 @@ public enum DictionaryUsageRefiner {
     public static func select(
         pool: [UInt8], usage: [UInt32], references: [UInt32]? = nil, targetSize: Int, gap: Int = 16
     ) -> [UInt8] {
+        guard pool.count > targetSize else { return pool }
+        return selectIndices(pool: pool, usage: usage, references: references, targetSize: targetSize, gap: gap).map { pool[$0] }
+    }
+
+    /// The pool positions ``select(pool:usage:references:targetSize:gap:)`` takes, in dictionary order.
+    static func selectIndices(
+        pool: [UInt8], usage: [UInt32], references: [UInt32]? = nil, targetSize: Int, gap: Int = 16
+    ) -> [Int] {
         precondition(usage.count == pool.count, "one usage count per pool byte")
         precondition(references.map { $0.count == pool.count } ?? true, "one reference count per pool byte")
-        guard pool.count > targetSize else { return pool }
+        guard pool.count > targetSize else { return Array(pool.indices) }
         var threshold: UInt32 = 1
         while segments(usage: usage, threshold: threshold + 1, gap: gap).reduce(0, { $0 + $1.range.count }) >= targetSize {
             threshold += 1
@@ -125,15 +167,15 @@ public enum DictionaryUsageRefiner {
         // Fill what is left with unselected pool bytes, taken from the pool's end (cover's best).
         var taken = [Bool](repeating: false, count: pool.count)
         for segment in chosen { for i in segment.range { taken[i] = true } }
-        var filler: [UInt8] = []
+        var filler: [Int] = []
         var i = pool.count - 1
         while i >= 0, total + filler.count < targetSize {
-            if !taken[i] { filler.append(pool[i]) }
+            if !taken[i] { filler.append(i) }
             i -= 1
         }
         var result = Array(filler.reversed())
         result.reserveCapacity(targetSize)
-        for segment in chosen { result.append(contentsOf: pool[segment.range]) }
+        for segment in chosen { result.append(contentsOf: segment.range) }
         return result
     }
 

@@ -14,6 +14,13 @@ public enum DocumentFrequencyCover {
     /// size `k`, d-mer size `d` (4...8) and a hash table of 2^`f` entries (22 by default: fewer
     /// collisions than fastCover's 20 on tens of MB, measured better on HTML).
     public static func build(_ input: TrainingBuffer, targetSize: Int, k: Int, d: Int = 8, f: Int = 22) -> [UInt8] {
+        var result: [UInt8] = []
+        for segment in segments(input, targetSize: targetSize, k: k, d: d, f: f) { result.append(contentsOf: input.bytes[segment]) }
+        return result
+    }
+
+    /// The positions in `input.bytes` that ``build(_:targetSize:k:d:f:)`` concatenates, in dictionary order.
+    public static func segments(_ input: TrainingBuffer, targetSize: Int, k: Int, d: Int = 8, f: Int = 22) -> [Range<Int>] {
         precondition((4...8).contains(d) && k > d && (8...28).contains(f), "d in 4...8, k > d, f in 8...28")
         let bytes = input.bytes
         let dmers = bytes.count - 8 + 1  // every hash reads 8 bytes
@@ -65,10 +72,7 @@ public enum DocumentFrequencyCover {
             remaining -= size
             segments.append(best.lowerBound..<(best.lowerBound + size))
         }
-        var result: [UInt8] = []
-        result.reserveCapacity(targetSize - remaining)
-        for segment in segments.reversed() { result.append(contentsOf: bytes[segment]) }
-        return result
+        return segments.reversed()
     }
 
     /// The hash of the d-mer starting at every position (fastCover's: the first `d` bytes, little-endian,

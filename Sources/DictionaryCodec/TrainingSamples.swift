@@ -107,6 +107,8 @@ public struct TrainingSplit: Sendable {
 public struct TrainingBuffer: Sendable {
     public private(set) var bytes: [UInt8] = []
     public private(set) var pieceSizes: [Int] = []
+    /// For each piece, the index (in the `samples` given) of the sample it was cut from.
+    public private(set) var pieceSamples: [Int] = []
     /// Number of samples that were split into more than one piece.
     public private(set) var splitSamples = 0
     /// True when pieces were dropped because of `maxTrainingBytes`.
@@ -114,7 +116,7 @@ public struct TrainingBuffer: Sendable {
 
     public init(samples: [TrainingSample], limits: TrainingSampleLimits = .init()) {
         let chunk = max(1, limits.trainingChunkSize)
-        outer: for sample in samples {
+        outer: for (index, sample) in samples.enumerated() {
             if sample.bytes.count > chunk { splitSamples += 1 }
             var start = 0
             while start < sample.bytes.count {
@@ -125,10 +127,33 @@ public struct TrainingBuffer: Sendable {
                 }
                 bytes.append(contentsOf: sample.bytes[start..<end])
                 pieceSizes.append(end - start)
+                pieceSamples.append(index)
                 start = end
             }
         }
     }
 
     public var pieceCount: Int { pieceSizes.count }
+
+    /// For each byte of `ranges` (positions in ``bytes``, concatenated in order), the index of the
+    /// piece it lies in.
+    public func pieceOrigins(of ranges: [Range<Int>]) -> [Int32] {
+        var pieceEnds: [Int] = []
+        pieceEnds.reserveCapacity(pieceSizes.count)
+        var end = 0
+        for size in pieceSizes { end += size; pieceEnds.append(end) }
+        var origins: [Int32] = []
+        origins.reserveCapacity(ranges.reduce(0) { $0 + $1.count })
+        for range in ranges {
+            // First piece whose end is past the range's start.
+            var lo = 0, hi = pieceEnds.count
+            while lo < hi { let mid = (lo + hi) / 2; if pieceEnds[mid] <= range.lowerBound { lo = mid + 1 } else { hi = mid } }
+            var piece = lo
+            for position in range {
+                while piece < pieceEnds.count - 1, position >= pieceEnds[piece] { piece += 1 }
+                origins.append(Int32(min(piece, pieceEnds.count - 1)))
+            }
+        }
+        return origins
+    }
 }

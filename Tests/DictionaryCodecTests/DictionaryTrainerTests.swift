@@ -66,6 +66,20 @@ private func samples(_ count: Int, seed: UInt64 = 1) -> [TrainingSample] {
         }
     }
 
+    @Test func piecesKnowTheirSampleAndRangesTheirPieces() {
+        var limits = TrainingSampleLimits()
+        limits.trainingChunkSize = 1000
+        let input = [
+            TrainingSample(name: "a", bytes: Array(repeating: 1, count: 2500)),
+            TrainingSample(name: "b", bytes: Array(repeating: 2, count: 300)),
+        ]
+        let buffer = TrainingBuffer(samples: input, limits: limits)
+        #expect(buffer.pieceSizes == [1000, 1000, 500, 300])
+        #expect(buffer.pieceSamples == [0, 0, 0, 1])
+        #expect(buffer.pieceOrigins(of: [998..<1001, 2499..<2501]) == [0, 0, 1, 2, 3])
+        #expect(buffer.pieceOrigins(of: []) == [])
+    }
+
     @Test func largeSamplesAreSplitIntoPieces() {
         var limits = TrainingSampleLimits()
         limits.trainingChunkSize = 1000
@@ -121,6 +135,27 @@ private func samples(_ count: Int, seed: UInt64 = 1) -> [TrainingSample] {
         let customDetails = custom.candidates.filter { $0.method == "cover-refined" }.map(\.detail)
         for (detail, k) in zip(customDetails, [100, 200, 100]) { #expect(detail.hasPrefix("k=\(k) d=8 ")) }
         #expect(try DictionaryTrainer.train(samples: input.reversed(), options: options).dictionary == custom.dictionary)
+    }
+
+    /// The largest-segment variant cuts its pool from every training sample; the others from their
+    /// third. Its voters stay the other two thirds. Switched off, every variant uses its third.
+    @Test func largestSegmentVariantPoolsEveryTrainingSample() throws {
+        var options = DictionaryTrainingOptions()
+        options.targetSize = 4096
+        let input = samples(120)
+        let result = try DictionaryTrainer.train(samples: input, options: options)
+        let details = result.candidates.filter { $0.method == "cover-refined" }.map(\.detail)
+        let training = result.split.training.count
+        #expect(details.count == 3)
+        #expect(details[0].contains("from samples 1/3") && details[1].contains("from samples 2/3"))
+        #expect(details[2].hasPrefix("k=327 d=8 ") && details[2].contains("from all samples"))
+        #expect(details[2].hasSuffix("votes from \(training - training / 3)"))
+        #expect(try DictionaryTrainer.train(samples: input.reversed(), options: options).dictionary == result.dictionary)
+        options.largestSegmentPoolFromAll = false
+        let thirds = try DictionaryTrainer.train(samples: input, options: options)
+        #expect(thirds.candidates.filter { $0.method == "cover-refined" }.map(\.detail)[2].contains("from samples 3/3"))
+        #expect(DictionaryTrainer.largestSegmentVariant([.init(k: 64, d: 8), .init(k: 327, d: 8), .init(k: 327, d: 8)]) == 1)
+        #expect(DictionaryTrainer.refinedGap(k: 512) == 8 && DictionaryTrainer.refinedGap(k: 8192) == 16 && DictionaryTrainer.refinedGap(k: 64) == 4)
     }
 
     @Test func fewTrainingSamplesFallBackToFastCoverAndCover() throws {

@@ -52,6 +52,43 @@ import Testing
         #expect(measured.references.indices.allSatisfy { measured.references[$0] == 0 || measured.votes[$0] > 0 })
     }
 
+    /// Leave-source-out: a sample never votes for pool bytes cut from itself, however much it copies
+    /// them; other samples' votes are unchanged.
+    @Test func samplesDoNotVoteForBytesCutFromThemselves() throws {
+        let phrase = Array("<div class=\"sphinxsidebarwrapper\"><h3>Navigation</h3><ul><li>Index</li></ul></div>".utf8)
+        let own = Array("<p>Only the first sample says this, twice over, in its own words.</p>".utf8)
+        let pool = noise(1000, seed: 1) + phrase + noise(1000, seed: 2) + own + noise(1000, seed: 3)
+        let samples = [
+            noise(400, seed: 10) + phrase + own + noise(100, seed: 11) + own,
+            phrase + noise(700, seed: 12),
+            noise(300, seed: 13) + phrase,
+        ]
+        let ownRange = (2000 + phrase.count)..<(2000 + phrase.count + own.count)
+        // Every byte of `own` was cut from sample 7 (the first sample's id); the rest from other pages.
+        var origins = [Int32](repeating: 99, count: pool.count)
+        for i in ownRange { origins[i] = 7 }
+        let ids: [Int32] = [7, 8, 9]
+        let plain = try DictionaryUsageRefiner.measure(pool, samples: samples, level: 9)
+        let leaveOut = try DictionaryUsageRefiner.measure(pool, samples: samples, level: 9, origins: origins, sampleIDs: ids)
+        // The match boundaries may shift a byte or two; the sentence's interior is copied from the pool.
+        let interior = (ownRange.lowerBound + 4)..<(ownRange.upperBound - 4)
+        #expect(plain.votes[interior].allSatisfy { $0 == 1 })
+        #expect(leaveOut.votes[ownRange].allSatisfy { $0 == 0 })
+        #expect(leaveOut.references[ownRange].allSatisfy { $0 == 0 })
+        let phraseRange = 1000..<(1000 + phrase.count)
+        #expect(leaveOut.votes[phraseRange] == plain.votes[phraseRange])
+        #expect(plain.votes[phraseRange].allSatisfy { $0 == 3 })
+        // Without origins the leave-out refine is the plain one.
+        let target = phrase.count + 40
+        #expect(try DictionaryUsageRefiner.refine(pool: pool, origins: nil, samples: samples, sampleIDs: nil, targetSize: target, level: 9)
+            == (try DictionaryUsageRefiner.refine(pool: pool, samples: samples, targetSize: target, level: 9)))
+        // With them, the first sample's own sentence no longer earns a place in a tight budget.
+        let refined = try DictionaryUsageRefiner.refine(
+            pool: pool, origins: origins, samples: samples, sampleIDs: ids, targetSize: phrase.count, level: 9)
+        #expect(refined.count == phrase.count)
+        #expect(!contains(refined, Array(own.prefix(20))))
+    }
+
     @Test func layoutPutsTheMostReferencedBytesLast() {
         let pool = (0..<300).map { UInt8($0 % 251) }
         var usage = [UInt32](repeating: 0, count: 300)
@@ -84,4 +121,9 @@ import Testing
         #expect(rarerAt.upperBound <= commonAt.lowerBound)
         #expect(try DictionaryUsageRefiner.refine(pool: common, samples: samples, targetSize: target, level: 9) == common)
     }
+}
+
+private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+    guard needle.count <= haystack.count else { return false }
+    return (0...(haystack.count - needle.count)).contains { Array(haystack[$0..<($0 + needle.count)]) == needle }
 }
