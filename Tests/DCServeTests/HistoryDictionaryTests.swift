@@ -2,7 +2,10 @@
 import DictionaryCodec
 import DictionaryTransport
 import Foundation
+import HTTPServer
+import HTTPTypes
 import Logging
+import Synchronization
 import Testing
 
 /// History dictionaries (issue #16): the group pattern, the window, the build budget, the index, and
@@ -154,6 +157,52 @@ import Testing
         #expect(again.index.current(key, now: Date())?.hash == second.hash)
         #expect(again.index.verdict(first.hash, partition: "p1", path: "/api/chats/42/m", now: Date()) != .refused)
         #expect(again.index.verdict(first.hash, partition: "p2", path: "/api/chats/42/m", now: Date()) == .refused)
+    }
+
+    /// A dictionary URL whose bytes are only in the store (evicted from memory, or after a restart)
+    /// is answered from a worker queue with the stored bytes; another partition still gets 404.
+    @Test func dictionaryURLIsServedFromTheStoreWhenNotInMemory() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention())
+        let rules = try Self.historyRule()
+        let rule = try #require(rules.rules.first)
+        let history = try #require(HistoryDictionaries(rules: rules, store: store, library: DictionaryLibrary(store: store),
+                                                       partitionSecret: [], logger: Logger(label: "test")))
+        let alice: HTTPFields = [.authorization: "Bearer alice"]
+        let partition = history.partition(of: alice, rule: rule)
+        let builder = try #require(history.builders["chats"])
+        for i in 1...2 { builder.collect(Self.body(i), groupValue: "42", partition: partition) }
+        builder.waitForBuilds()
+        let current = try #require(history.index.current(.init(rule: "chats", group: "42", partition: partition), now: Date()))
+        // A fresh library over the same store: the bytes are on disk only.
+        let cold = try #require(HistoryDictionaries(rules: rules, store: store, library: DictionaryLibrary(store: store),
+                                                    partitionSecret: [], logger: Logger(label: "test")))
+        #expect(!cold.library.isLoaded(current.hash))
+        let middleware = HistoryDictionaryMiddleware(history: cold)
+        let url = HistoryDictionaryURL.path(for: current.hash, groupPath: "/api/chats/42", pattern: current.pattern)
+        let next = ClosureHandler { _, respond in respond(HTTPServerResponse(status: .internalServerError)) }
+        /// The response, and whether it was given on the calling thread (the event loop's, in a server).
+        func get(_ fields: HTTPFields) throws -> (HTTPServerResponse, inline: Bool) {
+            let request = HTTPServerRequest(head: HTTPRequest(method: .get, scheme: "http", authority: "a", path: url, headerFields: fields))
+            let caller = pthread_self()
+            let inline = Mutex(false)
+            let response = try awaitedResponse { respond in
+                middleware.handle(request, next: next) { r in
+                    inline.withLock { $0 = pthread_equal(pthread_self(), caller) != 0 }
+                    respond(r)
+                }
+            }
+            return (response, inline.withLock { $0 })
+        }
+        let (response, inline) = try get(alice)
+        #expect(!inline, "the store read ran on the calling thread")
+        #expect(response.head.status == .ok && response.head.headerFields[.useAsDictionary] != nil)
+        guard case .bytes(let bytes) = response.body else { Issue.record("not a byte body"); return }
+        #expect(bytes == Self.body(1) + Self.body(2))
+        #expect(cold.library.isLoaded(current.hash))
+        #expect(try get(alice).inline, "a dictionary in memory is answered at once")
+        #expect(try get([.authorization: "Bearer bob"]).0.head.status == .notFound)
     }
 
     @Test func builderCapsTheGroupsItTracks() throws {
