@@ -84,6 +84,6 @@ struct CacheControl {
 /// upstream's `Date` of `Sun, 06 Nov 1` + bytes 0xDF 0xAD… crashed `dcserve fetch`).
 enum HTTPDateParser {
     static func parse(_ text: String) -> Date? {
-        HTTPDate.parse(text.trimmingWhitespace()).map { Date(timeIntervalSince1970: TimeInterval($0)) }
+        HTTPDate.parse(String(text.trimmingOWS())).map { Date(timeIntervalSince1970: TimeInterval($0)) }
     }
 }

@@ -113,9 +113,3 @@ public struct AcceptEncoding: Hashable, Sendable {
         }
     }
 }
-
-extension StringProtocol where SubSequence == Substring {
-    /// The text without leading/trailing spaces and tabs (HTTP OWS), trimmed byte by byte: a space
-    /// followed by a combining mark is one Character but still a space on the wire.
-    package func trimmingWhitespace() -> String { String(trimmingOWS()) }
-}

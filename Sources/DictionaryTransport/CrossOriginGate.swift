@@ -1,3 +1,4 @@
+import HTTPCore
 import HTTPTypes
 
 /// The RFC 9842 §9.3.3 server gate: may a dictionary-compressed response go to this request?
@@ -25,20 +26,20 @@ public enum CrossOriginGate {
         switch SingleFieldValue(.secFetchSite, in: request) {
         case .absent: return true
         case .repeated: return false
-        case .one(let site): if site.trimmingWhitespace() == "same-origin" { return true }
+        case .one(let site): if site.trimmingOWS() == "same-origin" { return true }
         }
         let mode: String
         switch SingleFieldValue(.secFetchMode, in: request) {
         case .absent: return true
         case .repeated: return false
-        case .one(let m): mode = m.trimmingWhitespace()
+        case .one(let m): mode = String(m.trimmingOWS())
         }
         if mode == "navigate" || mode == "same-origin" { return true }
         guard mode == "cors" else { return false }
         guard case .one(let allowRaw) = accessControlAllowOrigin else { return false }
-        let allow = allowRaw.trimmingWhitespace()
+        let allow = allowRaw.trimmingOWS()
         if allow == "*" { return true }
         guard case .one(let origin) = SingleFieldValue(.origin, in: request) else { return false }
-        return !allow.isEmpty && allow == origin.trimmingWhitespace()
+        return !allow.isEmpty && allow == origin.trimmingOWS()
     }
 }

@@ -1,4 +1,5 @@
 import DictionaryCodec
+import HTTPCore
 import HTTPTypes
 
 /// The whole encoding decision for one response, as the dictionary middleware calls it.
@@ -44,7 +45,7 @@ public enum Negotiation {
         }
         let plainCodings = CodingChoice.preferenceOrder.filter { !$0.usesDictionary && ($0 == .identity || policy.codings.contains($0)) }
 
-        if let existing = response[.contentEncoding], existing.trimmingWhitespace().lowercased() != "identity" {
+        if let existing = response[.contentEncoding], existing.trimmingOWS().lowercased() != "identity" {
             return .plain(.identity, reason: .alreadyEncoded)
         }
 
@@ -87,7 +88,7 @@ public enum Negotiation {
         }
         guard stored.pattern.matches(path: path) else { return plain(.patternMismatch, codings: plainCodings) }
         let destination: String? = {
-            if case .one(let d) = SingleFieldValue(.secFetchDest, in: request) { return d.trimmingWhitespace() }
+            if case .one(let d) = SingleFieldValue(.secFetchDest, in: request) { return String(d.trimmingOWS()) }
             return nil
         }()
         let destinations = UseAsDictionary(match: stored.pattern.source, matchDestinations: stored.matchDestinations)
