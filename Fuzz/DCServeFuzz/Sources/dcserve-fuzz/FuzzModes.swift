@@ -21,6 +21,8 @@ import HTTPTypes
 //   lab               the lab's JSON plan, and the lab server's answer to any request (LabFuzz.swift)
 //   header-fields     Cache-Control lifetimes, conditional requests, Vary, trusted proxies, route and
 //                     document paths (HeaderFieldsFuzz.swift)
+//   upstream-response the proxy's handling of an upstream's response head and body: hop-by-hop and
+//                     Connection-listed fields removed, Via, body decoded to identity (UpstreamResponseFuzz.swift)
 //
 // Invariants: no crash, no hang, no unbounded memory; parse results are self-consistent
 // (weights in 0...1000, a re-serialised Use-As-Dictionary parses to the same value, decoded output
@@ -38,6 +40,7 @@ enum FuzzMode: String, CaseIterable {
     case partition
     case lab
     case headerFields = "header-fields"
+    case upstreamResponse = "upstream-response"
 
     static let current: FuzzMode = {
         let name = ProcessInfo.processInfo.environment["DCSERVE_FUZZ_MODE"] ?? ""
@@ -65,6 +68,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case .partition: fuzzPartition(bytes)
     case .lab: fuzzLab(bytes)
     case .headerFields: fuzzHeaderFields(bytes)
+    case .upstreamResponse: fuzzUpstreamResponse(bytes)
     }
     return 0
 }
