@@ -194,11 +194,14 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         // Off the loop only for real work: a response passed through untouched (e.g. a proxied body
         // no rule covers, for a client that accepts no coding) is answered here, without a thread hop
         // (and without a closure allocated for it).
-        if (response.body.knownLength ?? 0) >= Self.offLoopBodyBytes || namesDictionaryToLoad(request, partition: partition),
-           case .work = triage(request, response) {
-            DispatchQueue.global(qos: .userInitiated).async {
+        // A store read goes to the library's own threads (it may wait on PostgreSQL for seconds), other
+        // large work to Dispatch's pool.
+        let readsStore = namesDictionaryToLoad(request, partition: partition)
+        if readsStore || (response.body.knownLength ?? 0) >= Self.offLoopBodyBytes, case .work = triage(request, response) {
+            let work: @Sendable () -> Void = {
                 self.computeNow(request, response, conditions, memo: memoSlot, partition: partition, respond: respond)
             }
+            if readsStore { library.storeReads.async(work) } else { DispatchQueue.global(qos: .userInitiated).async(execute: work) }
         } else {
             computeNow(request, response, conditions, memo: memoSlot, partition: partition, respond: respond)
         }

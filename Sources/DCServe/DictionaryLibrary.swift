@@ -51,6 +51,13 @@ public final class DictionaryLibrary: Sendable {
     public let capacity: Int
     public let maxBytes: Int
     private let state = Mutex(State())
+    /// Where a caller on an event loop runs work that needs ``needsStoreRead(_:partition:)``'s store
+    /// read: threads of their own (at most ``storeReadThreads``), so a slow store never holds up
+    /// Dispatch's shared worker pool.
+    let storeReads = BlockingWorkThreads(name: "dcserve.store-read", maxThreads: DictionaryLibrary.storeReadThreads)
+
+    /// Store reads (with the work around them) at once; more wait their turn without a thread.
+    public static let storeReadThreads = 8
 
     /// Default memory budget: 512 MiB of dictionaries and their prepared forms
     /// (`compression.dictionaryMemoryBytes`).

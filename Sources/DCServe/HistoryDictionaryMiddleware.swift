@@ -31,9 +31,9 @@ public struct HistoryDictionaryMiddleware: HTTPMiddleware {
         let rule = history.rules.historyRule(for: path)
         if let url = HistoryDictionaryURL.parse(path), url.groupPath == nil || rule != nil {
             // A known dictionary no longer in memory is read from the store (disk or PostgreSQL):
-            // on a worker queue, not on the event loop.
+            // on the library's store-read threads, not on the event loop.
             if !history.library.isLoaded(url.hash), !history.index.members(of: url.hash, now: history.clock()).isEmpty {
-                return DispatchQueue.global(qos: .userInitiated).async {
+                return history.library.storeReads.async {
                     respond(dictionaryResponse(request, hash: url.hash, groupPath: url.groupPath))
                 }
             }

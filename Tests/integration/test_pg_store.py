@@ -3,6 +3,7 @@ PostgreSQL 15 (pg_support) and the real binary; deltas decoded by independent to
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import json
 import pathlib
@@ -307,3 +308,59 @@ def test_a_slow_postgres_read_does_not_stall_the_event_loop(dcserve_bin, tmp_pat
         waiting.join(timeout=30)
         assert delta["status"] == 200 and delta["headers"]["Content-Encoding"] == "dcz", b.logs()
         assert dcz_with_zstd_cli(delta["body"], V1) == V2
+
+
+def test_store_reads_waiting_on_postgres_do_not_hold_up_other_off_loop_work(dcserve_bin, tmp_path, postgres_server):
+    """Requests whose dictionary must be read from PostgreSQL wait on threads of their own: while a
+    table lock holds twelve of them (more than those threads), a large response that is compressed off
+    the event loop is still answered at once (when they waited in Dispatch's shared pool, which adds
+    about one thread per second, it came only after them); once the lock goes, all twelve get dcz."""
+    name, url = postgres_server.new_database()
+    site_a, site_b = make_site(tmp_path, url, "a"), make_site(tmp_path, url, "b")
+    big = b"".join(b"const line%06d = 'a compressible line of a large script';\n" % i for i in range(5000))
+    (site_a["root"] / "static" / "big.js").write_bytes(big)  # 300 KB: compressed off the loop
+    config = json.loads(pathlib.Path(site_b["config"]).read_text())
+    config["server"] = {"eventLoops": 1}
+    config["store"]["postgres"]["connectTimeoutSeconds"] = 60  # the reads wait for the lock, not a timeout
+    pathlib.Path(site_b["config"]).write_text(json.dumps(config))
+    locker = None
+    with ExitStack() as stack:
+        (a,) = start(dcserve_bin, [site_a], stack)
+        assert a.get("/static/app.v1.js", {"Accept-Encoding": "identity"})[0] == 200
+        (b,) = start(dcserve_bin, [site_b], stack)
+        assert b.get("/readyz")[2].strip() == b"ready"
+        table_locked = ("SELECT count(*) FROM pg_locks WHERE granted AND mode = 'AccessExclusiveLock' "
+                        "AND relation = 'dcserve_dictionaries'::regclass")
+        locker = subprocess.Popen(postgres_server.psql_command(
+            "BEGIN; LOCK TABLE dcserve_dictionaries IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(60); COMMIT;", name),
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deltas: list = [None] * 12
+
+        def fetch(i: int) -> None:
+            deltas[i] = b.get("/static/app.v2.js", delta_headers(V1, "dcz"))
+
+        waiting = [threading.Thread(target=fetch, args=(i,)) for i in range(len(deltas))]
+        try:
+            assert wait_for(lambda: postgres_server.psql(table_locked, name) == "1", timeout=20)
+            for t in waiting:
+                t.start()
+            blocked_read = ("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                            "AND query LIKE '%FROM dcserve_dictionaries%'")
+            assert wait_for(lambda: postgres_server.psql(blocked_read, name) != "0", timeout=20), b.logs()
+            time.sleep(0.5)  # every one of the twelve has reached its store read (or its queue)
+            started = time.monotonic()
+            status, headers, body = b.get("/static/big.js", {"Accept-Encoding": "gzip"})
+            elapsed = time.monotonic() - started
+            assert status == 200 and headers.get("Content-Encoding") == "gzip"
+            assert gzip.decompress(body) == big
+            assert elapsed < 4, f"the large response waited {elapsed:.1f} s behind the store reads"
+            assert all(t.is_alive() for t in waiting) and postgres_server.psql(table_locked, name) == "1"
+        finally:
+            postgres_server.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                                 "WHERE query LIKE '%pg_sleep(60)%' AND pid <> pg_backend_pid()")
+            locker.wait(timeout=30)
+        for t in waiting:
+            t.join(timeout=30)
+        for status, headers, body in deltas:
+            assert status == 200 and headers["Content-Encoding"] == "dcz", b.logs()
+            assert dcz_with_zstd_cli(body, V1) == V2

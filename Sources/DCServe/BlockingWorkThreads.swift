@@ -1,0 +1,81 @@
+import Foundation
+
+/// Threads of their own for work that may block for a long time on something outside the process
+/// (the dictionary store: a disk read, or a PostgreSQL round trip bounded only by its timeout), so that
+/// it never occupies Dispatch's shared worker pool.
+///
+/// Why not `DispatchQueue.global()`: on Linux, libdispatch's pool for a QoS class adds about one thread
+/// per second while its threads are blocked, and serves its queue in order, so N blocked store reads
+/// hold up every later item of that class (the middleware's large-body compression, other clients'
+/// dictionary loads) for up to N seconds.
+///
+/// At most `maxThreads` run at once; further work waits in FIFO order without holding a thread. A
+/// thread is started when work arrives and none is idle, and ends after `idleSeconds` without work, so
+/// an idle server (or a test that makes many instances) keeps none. Thread-safe.
+final class BlockingWorkThreads: @unchecked Sendable {
+    let maxThreads: Int
+    private let name: String
+    private let idleSeconds: Double
+    // Guarded by `condition`.
+    private let condition = NSCondition()
+    private var pending: [@Sendable () -> Void] = []
+    private var head = 0
+    private var threads = 0
+    private var idle = 0
+
+    init(name: String, maxThreads: Int, idleSeconds: Double = 10) {
+        self.name = name
+        self.maxThreads = max(1, maxThreads)
+        self.idleSeconds = idleSeconds
+    }
+
+    /// Runs `work` on one of the threads, now or once one is free.
+    func async(_ work: @escaping @Sendable () -> Void) {
+        condition.lock()
+        pending.append(work)
+        let start = idle == 0 && threads < maxThreads
+        if start { threads += 1 } else { condition.signal() }
+        condition.unlock()
+        if start {
+            let thread = Thread { [self] in run() }
+            thread.name = name
+            thread.start()
+        }
+    }
+
+    /// Threads running now (started and not yet ended), for tests.
+    var threadCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return threads
+    }
+
+    private func run() {
+        condition.lock()
+        while true {
+            if head == pending.count {
+                idle += 1
+                let woken = condition.wait(until: Date(timeIntervalSinceNow: idleSeconds))
+                idle -= 1
+                if !woken && head == pending.count {
+                    threads -= 1
+                    condition.unlock()
+                    return
+                }
+                continue
+            }
+            let work = pending[head]
+            head += 1
+            if head == pending.count {
+                pending.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 1024 && head * 2 >= pending.count {
+                pending.removeFirst(head)
+                head = 0
+            }
+            condition.unlock()
+            work()
+            condition.lock()
+        }
+    }
+}

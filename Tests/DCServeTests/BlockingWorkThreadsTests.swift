@@ -1,0 +1,87 @@
+@testable import DCServe
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+
+/// `BlockingWorkThreads`: blocked work holds at most `maxThreads` threads, later work waits its turn
+/// (in order) without a thread and runs as soon as one is free, work elsewhere in Dispatch's pool is not
+/// held up by it, and idle threads end.
+@Suite struct BlockingWorkThreadsTests {
+    /// Polls `condition` every 5 ms for at most `seconds` (bounded).
+    static func eventually(_ seconds: Double = 10, _ condition: () -> Bool) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while !condition() {
+            if Date() > deadline { return false }
+            usleep(5_000)
+        }
+        return true
+    }
+
+    final class Progress: Sendable {
+        let running = Atomic<Int>(0), peak = Atomic<Int>(0)
+        let order = Mutex<[Int]>([])
+    }
+
+    @Test func blockedWorkHoldsAtMostItsThreadsAndTheRestRunsInOrder() {
+        let threads = BlockingWorkThreads(name: "test.blocking", maxThreads: 3, idleSeconds: 0.2)
+        let gate = DispatchSemaphore(value: 0)
+        let progress = Progress()
+        for i in 0..<10 {
+            threads.async {
+                let now = progress.running.add(1, ordering: .sequentiallyConsistent).newValue
+                progress.peak.max(now, ordering: .sequentiallyConsistent)
+                if i < 3 { gate.wait() }  // the first three block, as store reads waiting on a lock do
+                progress.order.withLock { $0.append(i) }
+                progress.running.subtract(1, ordering: .sequentiallyConsistent)
+            }
+        }
+        #expect(Self.eventually { progress.running.load(ordering: .sequentiallyConsistent) == 3 })
+        usleep(50_000)
+        // Three threads, all blocked: nothing else ran, and no fourth thread was started.
+        #expect(progress.order.withLock { $0.isEmpty })
+        #expect(threads.threadCount == 3)
+        // Dispatch's pool is not held: work there runs at once.
+        let other = DispatchSemaphore(value: 0)
+        DispatchQueue.global(qos: .userInitiated).async { other.signal() }
+        #expect(other.wait(timeout: .now() + 5) == .success)
+        for _ in 0..<3 { gate.signal() }
+        #expect(Self.eventually { progress.order.withLock { $0.count } == 10 })
+        #expect(progress.peak.load(ordering: .sequentiallyConsistent) == 3)
+        #expect(progress.order.withLock { $0.sorted() } == Array(0..<10))
+        // Idle threads end.
+        #expect(Self.eventually { threads.threadCount == 0 })
+        // And start again for new work.
+        let again = DispatchSemaphore(value: 0)
+        threads.async { again.signal() }
+        #expect(again.wait(timeout: .now() + 5) == .success)
+    }
+
+    @Test func waitingWorkRunsInTheOrderItCame() {
+        let threads = BlockingWorkThreads(name: "test.blocking", maxThreads: 1, idleSeconds: 0.2)
+        let gate = DispatchSemaphore(value: 0)
+        let progress = Progress()
+        for i in 0..<10 {
+            threads.async {
+                if i == 0 { gate.wait() }
+                progress.order.withLock { $0.append(i) }
+            }
+        }
+        usleep(50_000)
+        #expect(progress.order.withLock { $0.isEmpty } && threads.threadCount == 1)
+        gate.signal()
+        #expect(Self.eventually { progress.order.withLock { $0.count } == 10 })
+        #expect(progress.order.withLock { $0 } == Array(0..<10))
+    }
+
+    @Test func aThreadIsStartedOnlyWhenNoneIsIdle() {
+        let threads = BlockingWorkThreads(name: "test.blocking", maxThreads: 4, idleSeconds: 5)
+        for _ in 0..<5 {
+            let done = DispatchSemaphore(value: 0)
+            threads.async { done.signal() }
+            #expect(done.wait(timeout: .now() + 5) == .success)
+            usleep(10_000)  // the thread is idle again
+        }
+        #expect(threads.threadCount == 1)
+    }
+}
