@@ -1,6 +1,6 @@
 # dcserve — build, run and test. Every target installs what it needs first (idempotent, quick when done).
 #   make serve   build and start the server on the example configuration
-#   make test    run every test (unit, integration, browser, fuzz smoke)
+#   make test    run every test (unit, integration, browser, fuzz smoke, bench smoke)
 #   make build   release binary at .build/release/dcserve
 SHELL := /bin/bash
 ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
@@ -30,7 +30,7 @@ RESPONSE_FUZZ_SMOKE_SECONDS ?= 10
 export DCSERVE_BIN := $(DCSERVE)
 export DCSERVE_BROTLI_CLI := $(BROTLI_CLI)
 
-.PHONY: deps deps-test build serve test unit-test integration-test fuzz fuzz-smoke bench clean \
+.PHONY: deps deps-test build serve test unit-test integration-test fuzz fuzz-smoke bench bench-smoke clean \
 	fuzz-response-parser
 
 deps:
@@ -59,7 +59,11 @@ unit-test: deps-test
 integration-test: deps-test build
 	$(VENV)/bin/python -m pytest -q Tests/integration
 
-test: unit-test integration-test fuzz-smoke
+test: unit-test integration-test fuzz-smoke bench-smoke
+
+# Every bench once at its smallest size, for its own checks (not its timings): see bench/smoke.
+bench-smoke: deps-test build
+	bench/smoke
 
 $(FUZZ_BIN): $(FUZZ_SOURCES)
 	@mkdir -p $(dir $(FUZZ_BIN)) $(ROOT)/.build/fuzz/corpus
