@@ -9,9 +9,10 @@ import Foundation
 /// hold up every later item of that class (the middleware's large-body compression, other clients'
 /// dictionary loads) for up to N seconds.
 ///
-/// At most `maxThreads` run at once; further work waits in FIFO order without holding a thread. A
-/// thread is started when work arrives and none is idle, and ends after `idleSeconds` without work, so
-/// an idle server (or a test that makes many instances) keeps none. Thread-safe.
+/// At most `maxThreads` run at once; further work waits in FIFO order without holding a thread. Work
+/// that arrives wakes an idle thread not yet woken for earlier work, else starts one (up to the cap); a
+/// thread ends after `idleSeconds` without work, so an idle server (or a test that makes many
+/// instances) keeps none. Thread-safe.
 final class BlockingWorkThreads: @unchecked Sendable {
     let maxThreads: Int
     private let name: String
@@ -21,7 +22,10 @@ final class BlockingWorkThreads: @unchecked Sendable {
     private var pending: [@Sendable () -> Void] = []
     private var head = 0
     private var threads = 0
+    /// Threads waiting for work, and how many of them were signalled for work already queued (so a
+    /// burst of work wakes as many idle threads, or starts new ones, instead of queueing behind one).
     private var idle = 0
+    private var claimed = 0
 
     init(name: String, maxThreads: Int, idleSeconds: Double = 10) {
         self.name = name
@@ -33,8 +37,14 @@ final class BlockingWorkThreads: @unchecked Sendable {
     func async(_ work: @escaping @Sendable () -> Void) {
         condition.lock()
         pending.append(work)
-        let start = idle == 0 && threads < maxThreads
-        if start { threads += 1 } else { condition.signal() }
+        var start = false
+        if idle > claimed {
+            claimed += 1
+            condition.signal()
+        } else if threads < maxThreads {
+            threads += 1
+            start = true
+        }
         condition.unlock()
         if start {
             let thread = Thread { [self] in run() }
@@ -57,6 +67,7 @@ final class BlockingWorkThreads: @unchecked Sendable {
                 idle += 1
                 let woken = condition.wait(until: Date(timeIntervalSinceNow: idleSeconds))
                 idle -= 1
+                if claimed > 0 { claimed -= 1 }  // whichever thread wakes takes the claim (and the work)
                 if !woken && head == pending.count {
                     threads -= 1
                     condition.unlock()

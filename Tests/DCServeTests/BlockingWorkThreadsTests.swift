@@ -74,6 +74,28 @@ import Testing
         #expect(progress.order.withLock { $0 } == Array(0..<10))
     }
 
+    @Test func aBurstWakesOrStartsAThreadPerItemNotOneForAll() {
+        let threads = BlockingWorkThreads(name: "test.blocking", maxThreads: 3, idleSeconds: 5)
+        let warm = DispatchSemaphore(value: 0)
+        threads.async { warm.signal() }
+        #expect(warm.wait(timeout: .now() + 5) == .success)
+        usleep(10_000)  // one thread, idle
+        let gate = DispatchSemaphore(value: 0)
+        let progress = Progress()
+        for _ in 0..<3 {
+            threads.async {
+                progress.running.add(1, ordering: .sequentiallyConsistent)
+                gate.wait()
+                progress.running.subtract(1, ordering: .sequentiallyConsistent)
+            }
+        }
+        // All three block at once: the idle thread takes one, two more start (none waits behind a blocked one).
+        #expect(Self.eventually { progress.running.load(ordering: .sequentiallyConsistent) == 3 })
+        #expect(threads.threadCount == 3)
+        for _ in 0..<3 { gate.signal() }
+        #expect(Self.eventually { progress.running.load(ordering: .sequentiallyConsistent) == 0 })
+    }
+
     @Test func aThreadIsStartedOnlyWhenNoneIsIdle() {
         let threads = BlockingWorkThreads(name: "test.blocking", maxThreads: 4, idleSeconds: 5)
         for _ in 0..<5 {
