@@ -74,7 +74,7 @@ public final class DCServeApplication: @unchecked Sendable {
         if servesSite { try StoreLocation.check(store: c.store.path, documentRoot: c.site.root) }
         router = c.routes.isEmpty ? nil : try Self.makeRouter(c, site: staticFiles, upstreamHandler: upstreamHandler)
         (store, sharedStore) = try DictionaryStoreAssembly.make(c.store)
-        library = DictionaryLibrary(store: store, maxBytes: c.compression.dictionaryMemoryBytes)
+        library = DictionaryLibrary(store: store, maxBytes: c.compression.dictionaryMemoryBytes, storeReadThreads: c.store.readThreads)
         if let tiered = store as? TieredDictionaryStore {
             tiered.onRemoval { [library] hash, _ in library.forget(hash) }
         }

@@ -52,21 +52,23 @@ public final class DictionaryLibrary: Sendable {
     public let maxBytes: Int
     private let state = Mutex(State())
     /// Where a caller on an event loop runs work that needs ``needsStoreRead(_:partition:)``'s store
-    /// read: threads of their own (at most ``storeReadThreads``), so a slow store never holds up
-    /// Dispatch's shared worker pool.
-    let storeReads = BlockingWorkThreads(name: "dcserve.store-read", maxThreads: DictionaryLibrary.storeReadThreads)
+    /// read: threads of their own (at most `storeReadThreads` at once; more work waits its turn without
+    /// a thread), so a slow store never holds up Dispatch's shared worker pool.
+    let storeReads: BlockingWorkThreads
 
-    /// Store reads (with the work around them) at once; more wait their turn without a thread.
-    public static let storeReadThreads = 8
+    /// Default of `store.readThreads`.
+    public static let defaultStoreReadThreads = 8
 
     /// Default memory budget: 512 MiB of dictionaries and their prepared forms
     /// (`compression.dictionaryMemoryBytes`).
     public static let defaultMaxBytes = 512 << 20
 
-    public init(store: any DictionaryStore, capacity: Int = 128, maxBytes: Int = DictionaryLibrary.defaultMaxBytes) {
+    public init(store: any DictionaryStore, capacity: Int = 128, maxBytes: Int = DictionaryLibrary.defaultMaxBytes,
+                storeReadThreads: Int = DictionaryLibrary.defaultStoreReadThreads) {
         self.store = store
         self.capacity = capacity
         self.maxBytes = maxBytes
+        storeReads = BlockingWorkThreads(name: "dcserve.store-read", maxThreads: storeReadThreads)
     }
 
     /// Dictionaries loaded now, and their footprint (bytes plus prepared forms).

@@ -43,6 +43,10 @@ import Testing
             file: path, environment: ["DCSERVE_SERVER_PORT": "9123", "DCSERVE_COMPRESSION_PREFERENCE": "dcb,dcz"])
         #expect(c.server.port == 9123)
         #expect(c.compression.preference == [.dcb, .dcz])
+        let store = try file(#"{"store": {"readThreads": 3}}"#)
+        #expect(try await ConfigurationLoader.load(file: store, environment: [:]).store.readThreads == 3)
+        #expect(try await ConfigurationLoader.load(file: store, environment: ["DCSERVE_STORE_READ_THREADS": "12"]).store.readThreads == 12)
+        #expect(try await ConfigurationLoader.load(file: try file("{}"), environment: [:]).store.readThreads == 8)
     }
 
     @Test func refusesBadConfigurationNamingTheKey() async throws {
@@ -51,6 +55,8 @@ import Testing
         try await expectError(#"{"server": {"port": "eighty"}}"#, key: "server.port")
         try await expectError(#"{"server": {"port": 70000}}"#, key: "server.port")
         try await expectError(#"{"server": {"port": 80}}"#, key: "server.port", env: ["DCSERVE_SERVER_PORT": "x"])
+        try await expectError(#"{"store": {"readThreads": 0}}"#, key: "store.readThreads")
+        try await expectError(#"{"store": {"readThreads": 257}}"#, key: "store.readThreads")
         try await expectError(#"{"compression": {"preference": ["lzma"]}}"#, key: "compression.preference")
         try await expectError(#"{"compression": {"levels": {"dcb": {"fast": 3}}}}"#, key: "compression.levels.dcb.fast")
         try await expectError(#"{"dictionaries": {"rules": ["a"], "a": {"maxAge": 5}}}"#, key: "dictionaries.a.match")

@@ -21,6 +21,11 @@ import Testing
         }
     }
 
+    @Test func storeReadsHaveTheConfiguredNumberOfThreads() throws {
+        #expect(DictionaryLibrary(store: try Self.store()).storeReads.maxThreads == DictionaryLibrary.defaultStoreReadThreads)
+        #expect(DictionaryLibrary(store: try Self.store(), storeReadThreads: 3).storeReads.maxThreads == 3)
+    }
+
     @Test func preparedFormsAreCountedInTheFootprint() throws {
         let dictionary = CompressionDictionary(bytes: Self.bytes(1, count: 256 << 10))
         #expect(dictionary.memoryFootprint == 256 << 10)

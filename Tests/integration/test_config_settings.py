@@ -66,6 +66,7 @@ def test_overflowing_integer_flag_is_a_usage_error(dcserve_bin, quick):
     ("DCSERVE_SERVER_IDLE_TIMEOUT_SECONDS", "1e300", "server.idleTimeoutSeconds"),
     ("DCSERVE_SERVER_MAX_BODY_BYTES", "-5", "server.maxBodyBytes"),
     ("DCSERVE_STORE_MAX_BYTES", "9223372036854775807", "store.maxBytes"),
+    ("DCSERVE_STORE_READ_THREADS", "0", "store.readThreads"),
     ("DCSERVE_TLS_HANDSHAKE_TIMEOUT_SECONDS", "-inf", "tls.handshakeTimeoutSeconds"),
 ])
 def test_nonsense_environment_is_refused_naming_the_key(dcserve_bin, tmp_path, variable, value, key):
@@ -82,6 +83,7 @@ def test_nonsense_environment_is_refused_naming_the_key(dcserve_bin, tmp_path, v
     ("server", "maxBodyBytes", -1),
     ("server", "maxConnections", 9223372036854775807),
     ("store", "retainAfterExpirySeconds", 9223372036854775807),
+    ("store", "readThreads", 100000),
     ("compression", "variantCacheBytes", -1),
 ])
 def test_nonsense_file_values_are_refused_naming_the_key(dcserve_bin, tmp_path, section, key, value):

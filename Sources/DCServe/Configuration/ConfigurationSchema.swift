@@ -7,7 +7,7 @@ enum ConfigurationSchema {
         "tls": ["host", "port", "certificate", "key", "sni", "handshakeTimeoutSeconds"],
         "site": ["root"],
         "store": ["path", "maxBytes", "maxEntriesPerRule", "retainAfterExpirySeconds", "kind", "postgres", "cacheMaxBytes",
-                  "housekeepingSeconds"],
+                  "housekeepingSeconds", "readThreads"],
         "compression": ["preference", "minimumBytes", "variantCacheBytes", "dictionaryMemoryBytes", "precompress", "levels", "serverTiming"],
         "admin": ["enabled", "host", "port", "metricsPath"],
         "health": ["livenessPath", "readinessPath", "accessLog"],

@@ -59,6 +59,7 @@ extension ConfigurationLoader {
         }
         c.store.cacheMaxBytes = try r.int("store.cacheMaxBytes") ?? c.store.cacheMaxBytes
         c.store.housekeepingSeconds = try r.int("store.housekeepingSeconds") ?? c.store.housekeepingSeconds
+        c.store.readThreads = try r.int("store.readThreads") ?? c.store.readThreads
         var p = c.store.postgres
         p.url = try r.string("store.postgres.url") ?? p.url
         p.host = try r.string("store.postgres.host") ?? p.host
@@ -80,6 +81,7 @@ extension DCServeConfiguration {
         }
         try check(store.cacheMaxBytes > 0, "store.cacheMaxBytes", "must be positive")
         try check((1...86_400).contains(store.housekeepingSeconds), "store.housekeepingSeconds", "must be 1…86400")
+        try check((1...256).contains(store.readThreads), "store.readThreads", "must be 1…256")
         guard store.kind == .postgres else { return }
         let p = store.postgres
         try check(p.url != nil || p.host != nil, "store.postgres.url", "store.kind is postgres: set store.postgres.url (or host, user, database)")

@@ -113,6 +113,9 @@ public struct DCServeConfiguration: Sendable, Equatable {
         public var cacheMaxBytes = 256 << 20
         /// How often `lastServed` updates are written and retention is applied.
         public var housekeepingSeconds = 60
+        /// Threads that read dictionaries the library has not loaded from the store (a disk read, or a
+        /// PostgreSQL round trip), at most this many at once (`DictionaryLibrary.storeReads`).
+        public var readThreads = DictionaryLibrary.defaultStoreReadThreads
         public init() {}
     }
 
