@@ -23,7 +23,7 @@ import Testing
         let order = Mutex<[Int]>([])
     }
 
-    @Test func blockedWorkHoldsAtMostItsThreadsAndTheRestRunsInOrder() {
+    @Test func blockedWorkHoldsAtMostItsThreadsAndTheRestRunsWhenOneIsFree() {
         let threads = BlockingWorkThreads(name: "test.blocking", maxThreads: 3, idleSeconds: 0.2)
         let gate = DispatchSemaphore(value: 0)
         let progress = Progress()

@@ -11,7 +11,7 @@ import re
 import subprocess
 import threading
 import time
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 
 import pytest
 
@@ -261,53 +261,64 @@ def test_quick_mode_store_url_and_clear_errors(dcserve_bin, tmp_path, postgres_s
     assert out.returncode != 0 and "store.postgres" in out.stdout + out.stderr
 
 
-def test_a_slow_postgres_read_does_not_stall_the_event_loop(dcserve_bin, tmp_path, postgres_server):
-    """A dictionary read from PostgreSQL runs on a worker queue, not on the event loop: while a
-    table lock holds that read, the same (only) event loop still answers other clients; once the
-    lock goes, the waiting request gets its delta."""
+TABLE_LOCKED = ("SELECT count(*) FROM pg_locks WHERE granted AND mode = 'AccessExclusiveLock' "
+                "AND relation = 'dcserve_dictionaries'::regclass")
+BLOCKED_READ = ("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                "AND query LIKE '%FROM dcserve_dictionaries%'")
+
+
+@contextmanager
+def store_with_a_locked_table(dcserve_bin, tmp_path, postgres_server, extra_files: dict[str, bytes] | None = None):
+    """Instance A stores app.v1.js as a dictionary; instance B (one event loop, an empty local cache, so it
+    knows v1's record but not its bytes) starts; then a psql session holds `LOCK TABLE
+    dcserve_dictionaries` until the block ends (bounded: 60 s). Yields (B, database name)."""
     name, url = postgres_server.new_database()
     site_a, site_b = make_site(tmp_path, url, "a"), make_site(tmp_path, url, "b")
+    for path, data in (extra_files or {}).items():
+        (site_a["root"] / path).write_bytes(data)
     config = json.loads(pathlib.Path(site_b["config"]).read_text())
     config["server"] = {"eventLoops": 1}
-    config["store"]["postgres"]["connectTimeoutSeconds"] = 60  # the read waits for the lock, not a timeout
+    config["store"]["postgres"]["connectTimeoutSeconds"] = 60  # reads wait for the lock, not a timeout
     pathlib.Path(site_b["config"]).write_text(json.dumps(config))
-    locker = None
     with ExitStack() as stack:
         (a,) = start(dcserve_bin, [site_a], stack)
         assert a.get("/static/app.v1.js", {"Accept-Encoding": "identity"})[0] == 200
-        # B starts knowing v1's record (read at start-up) but not its bytes (empty local cache).
         (b,) = start(dcserve_bin, [site_b], stack)
         assert b.get("/readyz")[2].strip() == b"ready"
-        table_locked = ("SELECT count(*) FROM pg_locks WHERE granted AND mode = 'AccessExclusiveLock' "
-                        "AND relation = 'dcserve_dictionaries'::regclass")
         locker = subprocess.Popen(postgres_server.psql_command(
             "BEGIN; LOCK TABLE dcserve_dictionaries IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(60); COMMIT;", name),
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            assert wait_for(lambda: postgres_server.psql(table_locked, name) == "1", timeout=20)
-            delta: dict = {}
-            waiting = threading.Thread(target=lambda: delta.update(
-                zip(("status", "headers", "body"), b.get("/static/app.v2.js", delta_headers(V1, "dcz")))))
-            waiting.start()
-            blocked_read = ("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                            "AND query LIKE '%FROM dcserve_dictionaries%'")
-            assert wait_for(lambda: postgres_server.psql(blocked_read, name) != "0", timeout=20), b.logs()
-            # The loop is free: another client is answered while the read waits.
-            with b.connect(timeout=10) as s:
-                s.sendall(b"GET /static/lib.js HTTP/1.1\r\nHost: t\r\nAccept-Encoding: identity\r\n"
-                          b"Connection: close\r\n\r\n")
-                answer = b""
-                while chunk := s.recv(65536):
-                    answer += chunk
-            assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(V2), answer[:200]
-            assert waiting.is_alive() and postgres_server.psql(table_locked, name) == "1"
+            assert wait_for(lambda: postgres_server.psql(TABLE_LOCKED, name) == "1", timeout=20)
+            yield b, name
         finally:
             postgres_server.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                                  "WHERE query LIKE '%pg_sleep(60)%' AND pid <> pg_backend_pid()")
             locker.wait(timeout=30)
-        waiting.join(timeout=30)
-        assert delta["status"] == 200 and delta["headers"]["Content-Encoding"] == "dcz", b.logs()
-        assert dcz_with_zstd_cli(delta["body"], V1) == V2
+
+
+def test_a_slow_postgres_read_does_not_stall_the_event_loop(dcserve_bin, tmp_path, postgres_server):
+    """A dictionary read from PostgreSQL runs off the event loop: while a table lock holds that read,
+    the same (only) event loop still answers other clients; once the lock goes, the waiting request
+    gets its delta."""
+    delta: dict = {}
+    with store_with_a_locked_table(dcserve_bin, tmp_path, postgres_server) as (b, name):
+        waiting = threading.Thread(target=lambda: delta.update(
+            zip(("status", "headers", "body"), b.get("/static/app.v2.js", delta_headers(V1, "dcz")))))
+        waiting.start()
+        assert wait_for(lambda: postgres_server.psql(BLOCKED_READ, name) != "0", timeout=20), b.logs()
+        # The loop is free: another client is answered while the read waits.
+        with b.connect(timeout=10) as s:
+            s.sendall(b"GET /static/lib.js HTTP/1.1\r\nHost: t\r\nAccept-Encoding: identity\r\n"
+                      b"Connection: close\r\n\r\n")
+            answer = b""
+            while chunk := s.recv(65536):
+                answer += chunk
+        assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(V2), answer[:200]
+        assert waiting.is_alive() and postgres_server.psql(TABLE_LOCKED, name) == "1"
+    waiting.join(timeout=30)
+    assert delta["status"] == 200 and delta["headers"]["Content-Encoding"] == "dcz"
+    assert dcz_with_zstd_cli(delta["body"], V1) == V2
 
 
 def test_store_reads_waiting_on_postgres_do_not_hold_up_other_off_loop_work(dcserve_bin, tmp_path, postgres_server):
@@ -315,52 +326,28 @@ def test_store_reads_waiting_on_postgres_do_not_hold_up_other_off_loop_work(dcse
     table lock holds twelve of them (more than those threads), a large response that is compressed off
     the event loop is still answered at once (when they waited in Dispatch's shared pool, which adds
     about one thread per second, it came only after them); once the lock goes, all twelve get dcz."""
-    name, url = postgres_server.new_database()
-    site_a, site_b = make_site(tmp_path, url, "a"), make_site(tmp_path, url, "b")
     big = b"".join(b"const line%06d = 'a compressible line of a large script';\n" % i for i in range(5000))
-    (site_a["root"] / "static" / "big.js").write_bytes(big)  # 300 KB: compressed off the loop
-    config = json.loads(pathlib.Path(site_b["config"]).read_text())
-    config["server"] = {"eventLoops": 1}
-    config["store"]["postgres"]["connectTimeoutSeconds"] = 60  # the reads wait for the lock, not a timeout
-    pathlib.Path(site_b["config"]).write_text(json.dumps(config))
-    locker = None
-    with ExitStack() as stack:
-        (a,) = start(dcserve_bin, [site_a], stack)
-        assert a.get("/static/app.v1.js", {"Accept-Encoding": "identity"})[0] == 200
-        (b,) = start(dcserve_bin, [site_b], stack)
-        assert b.get("/readyz")[2].strip() == b"ready"
-        table_locked = ("SELECT count(*) FROM pg_locks WHERE granted AND mode = 'AccessExclusiveLock' "
-                        "AND relation = 'dcserve_dictionaries'::regclass")
-        locker = subprocess.Popen(postgres_server.psql_command(
-            "BEGIN; LOCK TABLE dcserve_dictionaries IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(60); COMMIT;", name),
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deltas: list = [None] * 12
+    deltas: list = [None] * 12
 
-        def fetch(i: int) -> None:
-            deltas[i] = b.get("/static/app.v2.js", delta_headers(V1, "dcz"))
+    def fetch(i: int) -> None:
+        deltas[i] = b.get("/static/app.v2.js", delta_headers(V1, "dcz"))
 
+    # 300 KB: compressed off the loop.
+    with store_with_a_locked_table(dcserve_bin, tmp_path, postgres_server, {"static/big.js": big}) as (b, name):
         waiting = [threading.Thread(target=fetch, args=(i,)) for i in range(len(deltas))]
-        try:
-            assert wait_for(lambda: postgres_server.psql(table_locked, name) == "1", timeout=20)
-            for t in waiting:
-                t.start()
-            blocked_read = ("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                            "AND query LIKE '%FROM dcserve_dictionaries%'")
-            assert wait_for(lambda: postgres_server.psql(blocked_read, name) != "0", timeout=20), b.logs()
-            time.sleep(0.5)  # every one of the twelve has reached its store read (or its queue)
-            started = time.monotonic()
-            status, headers, body = b.get("/static/big.js", {"Accept-Encoding": "gzip"})
-            elapsed = time.monotonic() - started
-            assert status == 200 and headers.get("Content-Encoding") == "gzip"
-            assert gzip.decompress(body) == big
-            assert elapsed < 4, f"the large response waited {elapsed:.1f} s behind the store reads"
-            assert all(t.is_alive() for t in waiting) and postgres_server.psql(table_locked, name) == "1"
-        finally:
-            postgres_server.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                                 "WHERE query LIKE '%pg_sleep(60)%' AND pid <> pg_backend_pid()")
-            locker.wait(timeout=30)
         for t in waiting:
-            t.join(timeout=30)
-        for status, headers, body in deltas:
-            assert status == 200 and headers["Content-Encoding"] == "dcz", b.logs()
-            assert dcz_with_zstd_cli(body, V1) == V2
+            t.start()
+        assert wait_for(lambda: postgres_server.psql(BLOCKED_READ, name) != "0", timeout=20), b.logs()
+        time.sleep(0.5)  # every one of the twelve has reached its store read (or its queue)
+        started = time.monotonic()
+        status, headers, body = b.get("/static/big.js", {"Accept-Encoding": "gzip"})
+        elapsed = time.monotonic() - started
+        assert status == 200 and headers.get("Content-Encoding") == "gzip"
+        assert gzip.decompress(body) == big
+        assert elapsed < 4, f"the large response waited {elapsed:.1f} s behind the store reads"
+        assert all(t.is_alive() for t in waiting) and postgres_server.psql(TABLE_LOCKED, name) == "1"
+    for t in waiting:
+        t.join(timeout=30)
+    for status, headers, body in deltas:
+        assert status == 200 and headers["Content-Encoding"] == "dcz"
+        assert dcz_with_zstd_cli(body, V1) == V2
