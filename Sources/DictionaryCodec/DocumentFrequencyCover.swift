@@ -20,8 +20,12 @@ public enum DocumentFrequencyCover {
     }
 
     /// The positions in `input.bytes` that ``build(_:targetSize:k:d:f:)`` concatenates, in dictionary order.
-    public static func segments(_ input: TrainingBuffer, targetSize: Int, k: Int, d: Int = 8, f: Int = 22) -> [Range<Int>] {
-        precondition((4...8).contains(d) && k > d && (8...28).contains(f), "d in 4...8, k > d, f in 8...28")
+    /// `passes`: about how many times the epochs are scanned to fill `targetSize` (ZDICT's 4; fewer
+    /// passes mean fewer, wider epochs and proportionally less time).
+    public static func segments(
+        _ input: TrainingBuffer, targetSize: Int, k: Int, d: Int = 8, f: Int = 22, passes: Int = 4
+    ) -> [Range<Int>] {
+        precondition((4...8).contains(d) && k > d && (8...28).contains(f) && passes > 0, "d in 4...8, k > d, f in 8...28, passes > 0")
         let bytes = input.bytes
         let dmers = bytes.count - 8 + 1  // every hash reads 8 bytes
         guard dmers > 0, targetSize > 0 else { return [] }
@@ -30,23 +34,21 @@ public enum DocumentFrequencyCover {
         // Per hash, its score (the number of pieces containing the d-mer) in the high 32 bits and its
         // count in the current window in the low 32: one memory access per d-mer entering or leaving
         // the window (the tables are far larger than the caches).
+        // While scoring, the low 32 bits hold the last piece (+ 1) that counted the d-mer.
         var table = [UInt64](repeating: 0, count: 1 << f)
-        var lastPiece = [Int32](repeating: -1, count: 1 << f)
         var pieceStart = 0
         for (piece, size) in input.pieceSizes.enumerated() {
+            let mark = UInt64(piece + 1)
             for position in pieceStart..<min(pieceStart + size, dmers) {
                 let h = Int(hashes[position])
-                if lastPiece[h] != Int32(piece) {
-                    lastPiece[h] = Int32(piece)
-                    table[h] += 1 << 32
-                }
+                if table[h] & 0xFFFF_FFFF != mark { table[h] = (table[h] >> 32 + 1) << 32 | mark }
             }
             pieceStart += size
         }
-        lastPiece = []
+        for h in table.indices { table[h] &= ~0xFFFF_FFFF }
 
-        // Epochs as ZDICT computes them (4 passes over the data fill the dictionary).
-        var epochCount = max(1, targetSize / k / 4)
+        // Epochs as ZDICT computes them (4 passes over the data fill the dictionary; or `passes`).
+        var epochCount = max(1, targetSize / k / passes)
         var epochSize = dmers / epochCount
         if epochSize < k * 10 {
             epochSize = min(k * 10, dmers)
