@@ -59,6 +59,9 @@ public enum DictionaryUsageRefiner {
             let own: Int32 = origins != nil ? (sampleIDs?[index] ?? -2) : -2
             ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters)
             ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, Int32(level))
+            // ZSTD_c_forceAttachDict (experimentalParam4): search the pool's tables in place; copying them
+            // into the context for every sample (zstd's choice above a size cutoff) cost more than matching.
+            ZSTD_CCtx_setParameter(cctx, ZSTD_c_experimentalParam4, Int32(ZSTD_dictForceAttach.rawValue))
             let loaded = ZSTD_CCtx_refCDict(cctx, cdict)
             if ZSTD_isError(loaded) != 0 { throw .zdict(String(cString: ZSTD_getErrorName(loaded))) }
             // A sequence holds at least a 3-byte match, plus one delimiter per block.
