@@ -11,8 +11,8 @@ import Foundation
 /// `cover-refined` (when there are at least 15 training samples): for each third of the training
 /// samples (by name order), with its own segment size (``DictionaryTrainingOptions/refinedSegmentSizes``:
 /// which size generalises depends on the site), ``DocumentFrequencyCover`` builds a pool `poolFactor` times the target
-/// size (the variant with the largest segments from every training sample:
-/// ``DictionaryTrainingOptions/largestSegmentPoolFromAll``); the training samples of the other two
+/// size (the variant with the largest segments from every training sample, in fewer cover passes:
+/// ``DictionaryTrainingOptions/largestSegmentPoolFromAll``, ``DictionaryTrainingOptions/wholePoolPasses``); the training samples of the other two
 /// thirds vote on which pool bytes zstd actually uses (``DictionaryUsageRefiner``; never for bytes cut
 /// from their own page), and the most used segments make the dictionary. The three variants
 /// run side by side; the validation set picks (a plain cover dictionary scored ~2–3 % worse on HTML,
@@ -193,8 +193,9 @@ public enum DictionaryTrainer {
         case .max: progress?.plan("cover", estimatedSeconds: 0.2 + coverMB * (0.35 + 8 * 0.25))
         }
         if refines {
-            // Two variants cover a third of the input each, the largest-segment one all of it.
-            progress?.plan("refine", estimatedSeconds: 0.1 + (coverMB * 0.05 * (options.largestSegmentPoolFromAll ? 5.0 / 3 : 1) + Double(usageTotal) / 1_048_576 * 0.03 + validationMB * 0.2) * 1.5)
+            // Two variants cover a third of the input each, the largest-segment one all of it (in
+            // wholePoolPasses of 4).
+            progress?.plan("refine", estimatedSeconds: 0.1 + (coverMB * 0.05 * (options.largestSegmentPoolFromAll ? 2.0 / 3 + Double(options.wholePoolPasses) / 4 : 1) + Double(usageTotal) / 1_048_576 * 0.03 + validationMB * 0.2) * 1.5)
         }
         progress?.plan("choose", estimatedSeconds: 0.1 + validationMB * 0.4 * 2)
         if options.rebuildChosen {
