@@ -20,57 +20,65 @@ public enum DocumentFrequencyCover {
     }
 
     /// The positions in `input.bytes` that ``build(_:targetSize:k:d:f:)`` concatenates, in dictionary order.
-    public static func segments(_ input: TrainingBuffer, targetSize: Int, k: Int, d: Int = 8, f: Int = 22) -> [Range<Int>] {
-        precondition((4...8).contains(d) && k > d && (8...28).contains(f), "d in 4...8, k > d, f in 8...28")
+    /// `passes`: about how many times the epochs are scanned to fill `targetSize` (ZDICT's 4; fewer
+    /// passes mean fewer, wider epochs and proportionally less time).
+    public static func segments(
+        _ input: TrainingBuffer, targetSize: Int, k: Int, d: Int = 8, f: Int = 22, passes: Int = 4
+    ) -> [Range<Int>] {
+        precondition((4...8).contains(d) && k > d && (8...28).contains(f) && passes > 0, "d in 4...8, k > d, f in 8...28, passes > 0")
         let bytes = input.bytes
         let dmers = bytes.count - 8 + 1  // every hash reads 8 bytes
         guard dmers > 0, targetSize > 0 else { return [] }
         let hashes = dmerHashes(bytes, count: dmers, d: d, f: f)
 
-        // Score: number of pieces containing the d-mer.
-        var scores = [UInt32](repeating: 0, count: 1 << f)
-        var lastPiece = [Int32](repeating: -1, count: 1 << f)
+        // Per hash, its score (the number of pieces containing the d-mer) in the high 32 bits and its
+        // count in the current window in the low 32: one memory access per d-mer entering or leaving
+        // the window (the tables are far larger than the caches).
+        // While scoring, the low 32 bits hold the last piece (+ 1) that counted the d-mer.
+        var table = [UInt64](repeating: 0, count: 1 << f)
         var pieceStart = 0
         for (piece, size) in input.pieceSizes.enumerated() {
+            let mark = UInt64(piece + 1)
             for position in pieceStart..<min(pieceStart + size, dmers) {
                 let h = Int(hashes[position])
-                if lastPiece[h] != Int32(piece) {
-                    lastPiece[h] = Int32(piece)
-                    scores[h] += 1
-                }
+                if table[h] & 0xFFFF_FFFF != mark { table[h] = (table[h] >> 32 + 1) << 32 | mark }
             }
             pieceStart += size
         }
+        for h in table.indices { table[h] &= ~0xFFFF_FFFF }
 
-        // Epochs as ZDICT computes them (4 passes over the data fill the dictionary).
-        var epochCount = max(1, targetSize / k / 4)
+        // Epochs as ZDICT computes them (4 passes over the data fill the dictionary; or `passes`).
+        var epochCount = max(1, targetSize / k / passes)
         var epochSize = dmers / epochCount
         if epochSize < k * 10 {
             epochSize = min(k * 10, dmers)
             epochCount = dmers / epochSize
         }
-        var inWindow = [UInt16](repeating: 0, count: 1 << f)
         var segments: [Range<Int>] = []
         var remaining = targetSize
         var zeroRun = 0
         let maxZeroRun = max(10, min(100, epochCount >> 3))
         var epoch = 0
-        while remaining > 0 {
-            let begin = epoch * epochSize
-            epoch = (epoch + 1) % epochCount
-            guard let best = bestSegment(
-                hashes, begin..<min(begin + epochSize, dmers), dmersInWindow: k - d + 1, scores: scores, inWindow: &inWindow)
-            else {
-                zeroRun += 1
-                if zeroRun >= maxZeroRun { break }
-                continue
+        hashes.withUnsafeBufferPointer { hashes in
+            table.withUnsafeMutableBufferPointer { table in
+                while remaining > 0 {
+                    let begin = epoch * epochSize
+                    epoch = (epoch + 1) % epochCount
+                    guard let best = bestSegment(
+                        hashes, begin..<min(begin + epochSize, dmers), dmersInWindow: k - d + 1, table: table)
+                    else {
+                        zeroRun += 1
+                        if zeroRun >= maxZeroRun { break }
+                        continue
+                    }
+                    zeroRun = 0
+                    for position in best { table[Int(hashes[position])] &= 0xFFFF_FFFF }
+                    let size = min(best.count + d - 1, remaining)
+                    if size < d { break }
+                    remaining -= size
+                    segments.append(best.lowerBound..<(best.lowerBound + size))
+                }
             }
-            zeroRun = 0
-            for position in best { scores[Int(hashes[position])] = 0 }
-            let size = min(best.count + d - 1, remaining)
-            if size < d { break }
-            remaining -= size
-            segments.append(best.lowerBound..<(best.lowerBound + size))
         }
         return segments.reversed()
     }
@@ -88,30 +96,32 @@ public enum DocumentFrequencyCover {
     }
 
     /// The window of `dmersInWindow` positions in `epoch` whose distinct d-mers score highest, trimmed of
-    /// positions whose d-mer scores 0; nil when every window scores 0. `inWindow` is scratch, all zero
-    /// on entry and on return.
+    /// positions whose d-mer scores 0; nil when every window scores 0. `table` holds each hash's score
+    /// (high 32 bits) and window count (low 32 bits, all zero on entry and on return).
     private static func bestSegment(
-        _ hashes: [UInt32], _ epoch: Range<Int>, dmersInWindow: Int, scores: [UInt32], inWindow: inout [UInt16]
+        _ hashes: UnsafeBufferPointer<UInt32>, _ epoch: Range<Int>, dmersInWindow: Int, table: UnsafeMutableBufferPointer<UInt64>
     ) -> Range<Int>? {
         var (begin, score) = (epoch.lowerBound, 0)
         var best = epoch.lowerBound..<epoch.lowerBound
         var bestScore = 0
         for end in epoch {
             let added = Int(hashes[end])
-            if inWindow[added] == 0 { score += Int(scores[added]) }
-            inWindow[added] += 1
+            let entry = table[added]
+            if entry & 0xFFFF_FFFF == 0 { score += Int(entry >> 32) }
+            table[added] = entry &+ 1
             if end + 1 - begin > dmersInWindow {
                 let removed = Int(hashes[begin])
-                inWindow[removed] -= 1
-                if inWindow[removed] == 0 { score -= Int(scores[removed]) }
+                let left = table[removed] &- 1
+                table[removed] = left
+                if left & 0xFFFF_FFFF == 0 { score -= Int(left >> 32) }
                 begin += 1
             }
             if score > bestScore { (best, bestScore) = (begin..<(end + 1), score) }
         }
-        for position in begin..<epoch.upperBound { inWindow[Int(hashes[position])] -= 1 }
+        for position in begin..<epoch.upperBound { table[Int(hashes[position])] &-= 1 }
         guard bestScore > 0,
-              let first = best.first(where: { scores[Int(hashes[$0])] > 0 }),
-              let last = best.last(where: { scores[Int(hashes[$0])] > 0 })
+              let first = best.first(where: { table[Int(hashes[$0])] >> 32 > 0 }),
+              let last = best.last(where: { table[Int(hashes[$0])] >> 32 > 0 })
         else { return nil }
         return first..<(last + 1)
     }

@@ -138,7 +138,8 @@ private func samples(_ count: Int, seed: UInt64 = 1) -> [TrainingSample] {
     }
 
     /// The largest-segment variant cuts its pool from every training sample; the others from their
-    /// third. Its voters stay the other two thirds. Switched off, every variant uses its third.
+    /// third, in two cover passes instead of four. Its voters stay the other two thirds. Switched off,
+    /// every variant uses its third.
     @Test func largestSegmentVariantPoolsEveryTrainingSample() throws {
         var options = DictionaryTrainingOptions()
         options.targetSize = 4096
@@ -148,9 +149,12 @@ private func samples(_ count: Int, seed: UInt64 = 1) -> [TrainingSample] {
         let training = result.split.training.count
         #expect(details.count == 3)
         #expect(details[0].contains("from samples 1/3") && details[1].contains("from samples 2/3"))
-        #expect(details[2].hasPrefix("k=327 d=8 ") && details[2].contains("from all samples"))
+        #expect(details[2].hasPrefix("k=327 d=8 ") && details[2].contains("from all samples (2 passes)"))
         #expect(details[2].hasSuffix("votes from \(training - training / 3)"))
         #expect(try DictionaryTrainer.train(samples: input.reversed(), options: options).dictionary == result.dictionary)
+        options.wholePoolPasses = 4  // ZDICT's passes, as the other variants
+        let fourPasses = try DictionaryTrainer.train(samples: input, options: options)
+        #expect(fourPasses.candidates.filter { $0.method == "cover-refined" }.map(\.detail)[2].contains("from all samples, votes"))
         options.largestSegmentPoolFromAll = false
         let thirds = try DictionaryTrainer.train(samples: input, options: options)
         #expect(thirds.candidates.filter { $0.method == "cover-refined" }.map(\.detail)[2].contains("from samples 3/3"))

@@ -35,6 +35,21 @@ import Testing
         #expect(DictionaryUsageRefiner.select(pool: pool, usage: usage, targetSize: 300) == pool)
     }
 
+    /// Segments are cut one vote below the highest threshold that fills the budget: two strongly used
+    /// runs with a few bytes one voter short between them become one run, which outranks a barely
+    /// used string; with no slack the runs stay apart and the string takes the rest of the budget.
+    @Test func segmentsAreCutOneVoteBelowTheFillingThreshold() {
+        let pool = (0..<300).map { UInt8($0 % 251) }
+        var usage = [UInt32](repeating: 0, count: 300)
+        for i in 20..<40 { usage[i] = 20 }
+        for i in 40..<44 { usage[i] = 8 }
+        for i in 44..<64 { usage[i] = 20 }
+        for i in 200..<204 { usage[i] = 9 }  // 20 + 20 + 4 bytes at 9 votes or more fill the budget
+        #expect(DictionaryUsageRefiner.select(pool: pool, usage: usage, targetSize: 44, gap: 2) == Array(pool[20..<64]))
+        let strict = DictionaryUsageRefiner.select(pool: pool, usage: usage, targetSize: 44, gap: 2, slack: 0)
+        #expect(strict.count == 44 && contains(strict, Array(pool[200..<204])) && !contains(strict, Array(pool[38..<46])))
+    }
+
     @Test func measureCountsMatchesWhereTheirCopyStarts() throws {
         let phrase = Array("<div class=\"sphinxsidebarwrapper\"><h3>Navigation</h3><ul><li>Index</li></ul></div>".utf8)
         let pool = noise(2000, seed: 1) + phrase + noise(2000, seed: 2)

@@ -33,4 +33,18 @@ import Testing
         #expect(String(decoding: dictionary, as: UTF8.self).contains(String(decoding: good, as: UTF8.self)))
         #expect(DocumentFrequencyCover.build(TrainingBuffer(samples: []), targetSize: 4000, k: 60) == [])
     }
+
+    /// `passes` sets how many epochs the input is cut into (targetSize / k / passes): with one pass
+    /// every epoch gives one segment; with ZDICT's four, fewer epochs give several each.
+    @Test func passesSetTheEpochs() {
+        let samples = (0..<40).map { TrainingSample(name: "n\($0)", bytes: noise(1000, seed: 300 + UInt32($0))) }
+        let input = TrainingBuffer(samples: samples)
+        let one = DocumentFrequencyCover.segments(input, targetSize: 1000, k: 100, d: 8, passes: 1)
+        let four = DocumentFrequencyCover.segments(input, targetSize: 1000, k: 100, d: 8)
+        let epochSize = (input.bytes.count - 7) / 10
+        #expect(Set(one.map { $0.lowerBound / epochSize }).count == 10)
+        #expect(Set(four.map { $0.lowerBound / (epochSize * 5) }).count == 2)
+        #expect(one.reduce(0) { $0 + $1.count } <= 1000 && four.reduce(0) { $0 + $1.count } <= 1000)
+        #expect(four == DocumentFrequencyCover.segments(input, targetSize: 1000, k: 100, d: 8, passes: 4))
+    }
 }
