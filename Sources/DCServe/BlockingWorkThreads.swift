@@ -53,11 +53,12 @@ final class BlockingWorkThreads: @unchecked Sendable {
         }
     }
 
-    /// Threads running now (started and not yet ended), for tests.
-    var threadCount: Int {
+    /// Threads running now (started and not yet ended), and how many of them wait for work; for tests.
+    var threadCount: Int { counts.threads }
+    var counts: (threads: Int, idle: Int) {
         condition.lock()
         defer { condition.unlock() }
-        return threads
+        return (threads, idle)
     }
 
     private func run() {

@@ -79,7 +79,7 @@ import Testing
         let warm = DispatchSemaphore(value: 0)
         threads.async { warm.signal() }
         #expect(warm.wait(timeout: .now() + 5) == .success)
-        usleep(10_000)  // one thread, idle
+        #expect(Self.eventually { threads.counts == (1, 1) })  // one thread, idle
         let gate = DispatchSemaphore(value: 0)
         let progress = Progress()
         for _ in 0..<3 {
@@ -102,7 +102,7 @@ import Testing
             let done = DispatchSemaphore(value: 0)
             threads.async { done.signal() }
             #expect(done.wait(timeout: .now() + 5) == .success)
-            usleep(10_000)  // the thread is idle again
+            #expect(Self.eventually { threads.counts.idle == 1 })  // the thread waits for work again
         }
         #expect(threads.threadCount == 1)
     }
