@@ -194,8 +194,8 @@ public enum DictionaryTrainer {
         }
         if refines {
             // Two variants cover a third of the input each, the largest-segment one all of it (in
-            // wholePoolPasses of 4).
-            progress?.plan("refine", estimatedSeconds: 0.1 + (coverMB * 0.05 * (options.largestSegmentPoolFromAll ? 2.0 / 3 + Double(options.wholePoolPasses) / 4 : 1) + Double(usageTotal) / 1_048_576 * 0.03 + validationMB * 0.2) * 1.5)
+            // wholePoolPasses of ZDICT's).
+            progress?.plan("refine", estimatedSeconds: 0.1 + (coverMB * 0.05 * (options.largestSegmentPoolFromAll ? 2.0 / 3 + Double(options.wholePoolPasses) / Double(DocumentFrequencyCover.zdictPasses) : 1) + Double(usageTotal) / 1_048_576 * 0.03 + validationMB * 0.2) * 1.5)
         }
         progress?.plan("choose", estimatedSeconds: 0.1 + validationMB * 0.4 * 2)
         if options.rebuildChosen {
@@ -311,7 +311,7 @@ public enum DictionaryTrainer {
                         "cover-refined",
                         "\(variantParameters[variant]) pool=\(result.pool) from "
                             + (variant == wholePoolVariant
-                                ? "all samples" + (options.wholePoolPasses == 4 ? "" : " (\(options.wholePoolPasses) passes)")
+                                ? "all samples" + (options.wholePoolPasses == DocumentFrequencyCover.zdictPasses ? "" : " (\(options.wholePoolPasses) passes)")
                                 : "samples \(variant + 1)/\(variants)")
                             + ", votes from \(variantInputs[variant].voters.count)",
                         result.refined, result.refinedSeconds))
@@ -428,7 +428,7 @@ public enum DictionaryTrainer {
     /// samples (up to `maxUsageBytes`, in order).
     static func refinedInputs(
         _ samples: [TrainingSample], variants: Int, wholePoolVariant: Int?, limits: TrainingSampleLimits,
-        maxUsageBytes: Int, wholePoolPasses: Int = 4, only: Int? = nil, whole: TrainingBuffer? = nil
+        maxUsageBytes: Int, wholePoolPasses: Int = DocumentFrequencyCover.zdictPasses, only: Int? = nil, whole: TrainingBuffer? = nil
     ) -> [RefinedInput] {
         (only.map { [$0] } ?? Array(0..<variants)).map { variant in
             let buffer: TrainingBuffer
@@ -450,7 +450,7 @@ public enum DictionaryTrainer {
                 voterSamples.append(Int32(i))
                 total += sample.bytes.count
             }
-            return RefinedInput(buffer: buffer, passes: fromAll ? wholePoolPasses : 4, pieceSamples: pieceSamples, voters: voters, voterSamples: fromAll ? voterSamples : nil)
+            return RefinedInput(buffer: buffer, passes: fromAll ? wholePoolPasses : DocumentFrequencyCover.zdictPasses, pieceSamples: pieceSamples, voters: voters, voterSamples: fromAll ? voterSamples : nil)
         }
     }
 

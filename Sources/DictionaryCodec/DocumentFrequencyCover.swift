@@ -19,11 +19,14 @@ public enum DocumentFrequencyCover {
         return result
     }
 
+    /// ZDICT's cover passes: its epochs are sized so that about four scans fill the dictionary.
+    public static let zdictPasses = 4
+
     /// The positions in `input.bytes` that ``build(_:targetSize:k:d:f:)`` concatenates, in dictionary order.
-    /// `passes`: about how many times the epochs are scanned to fill `targetSize` (ZDICT's 4; fewer
+    /// `passes`: about how many times the epochs are scanned to fill `targetSize` (``zdictPasses``; fewer
     /// passes mean fewer, wider epochs and proportionally less time).
     public static func segments(
-        _ input: TrainingBuffer, targetSize: Int, k: Int, d: Int = 8, f: Int = 22, passes: Int = 4
+        _ input: TrainingBuffer, targetSize: Int, k: Int, d: Int = 8, f: Int = 22, passes: Int = zdictPasses
     ) -> [Range<Int>] {
         precondition((4...8).contains(d) && k > d && (8...28).contains(f) && passes > 0, "d in 4...8, k > d, f in 8...28, passes > 0")
         let bytes = input.bytes

@@ -152,7 +152,7 @@ private func samples(_ count: Int, seed: UInt64 = 1) -> [TrainingSample] {
         #expect(details[2].hasPrefix("k=327 d=8 ") && details[2].contains("from all samples (2 passes)"))
         #expect(details[2].hasSuffix("votes from \(training - training / 3)"))
         #expect(try DictionaryTrainer.train(samples: input.reversed(), options: options).dictionary == result.dictionary)
-        options.wholePoolPasses = 4  // ZDICT's passes, as the other variants
+        options.wholePoolPasses = DocumentFrequencyCover.zdictPasses  // as the other variants
         let fourPasses = try DictionaryTrainer.train(samples: input, options: options)
         #expect(fourPasses.candidates.filter { $0.method == "cover-refined" }.map(\.detail)[2].contains("from all samples, votes"))
         options.largestSegmentPoolFromAll = false
