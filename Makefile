@@ -41,8 +41,14 @@ deps-test: deps
 	@scripts/install-system-deps.sh test
 	@scripts/install-python-deps.sh
 
+# Release builds: cross-module optimisation on every module (HTTPTypes' field storage inlines into the
+# server's hot paths) and no run-time exclusivity checks (the compile-time ones stay; debug builds, which
+# the unit tests use, keep the run-time checks too). Measured on bench/proxy's 1 KB request, 4 alternating
+# rounds: 29.7 µs CPU per request without either, 27.9 with CMO, 26.5 with both.
+RELEASE_SWIFTFLAGS := -Xswiftc -cross-module-optimization -Xswiftc -enforce-exclusivity=unchecked
+
 build: deps
-	swift build -c release --product dcserve
+	swift build -c release --product dcserve $(RELEASE_SWIFTFLAGS)
 	@$(DCSERVE) --version | grep -q '^brotli 1\.[1-9]' || { echo "error: dcserve is not linked with brotli >= 1.1" >&2; exit 1; }
 
 serve: build
