@@ -83,6 +83,9 @@ public final class DCServeApplication: @unchecked Sendable {
                                       readiness: readiness)
         variants = VariantCache(budget: c.compression.variantCacheBytes)
         background = BackgroundEncoder(maxConcurrent: 1)
+        // Metrics and the live view are read only through the admin listener: without it, responses
+        // are not counted at all (a counter update per response is a lock and hashed labels).
+        let observed = c.admin.enabled
         let rules = try DictionaryRuleSet(rules: c.rules, outOfBand: c.outOfBand)
         let outOfBand = try OutOfBandDictionaryMiddleware(c.outOfBand, store: store)
         let liveIndex = try Self.liveIndex(rules: rules, store: store, maxBytes: c.store.maxBytes)
@@ -100,10 +103,11 @@ public final class DCServeApplication: @unchecked Sendable {
         let compression = DictionaryCompressionMiddleware(
             rules: rules, settings: c.compression, store: store, library: library, variants: variants,
             resources: ResourceCache(budget: max(c.compression.variantCacheBytes / 2, 1 << 20)),
-            background: background, observer: CompressionObservers([metrics, activity]), logger: logger,
+            background: background, observer: CompressionObservers(observed ? [metrics, activity] : []), logger: logger,
             live: liveIndex, partitionSecret: partitionSecret, decisionHeader: c.server.decisionHeader, history: history)
         let inner: any HTTPHandler = router ?? staticFiles!  // no routes → servesSite
-        var middlewares: [any HTTPMiddleware] = [MetricsMiddleware(metrics: metrics), health, compression, outOfBand]
+        var middlewares: [any HTTPMiddleware] = observed ? [MetricsMiddleware(metrics: metrics)] : []
+        middlewares += [health, compression, outOfBand]
         if let history { middlewares.append(HistoryDictionaryMiddleware(history: history)) }
         handler = inner.wrapped(in: middlewares)
         compressionMiddleware = compression
