@@ -15,16 +15,17 @@ struct TriageFields {
     init(_ fields: HTTPFields) {
         var encodingLines = 0, typeLines = 0
         for field in fields {
-            switch field.name {
-            case .contentEncoding:
+            // By length first: most names match none of these, and a failed String == is a call.
+            switch field.name.canonicalName.utf8.count {
+            case 16 where field.name == .contentEncoding:
                 encodingLines += 1
                 if encodingLines == 1 { contentEncoding = field.value }
-            case .contentType:
+            case 12 where field.name == .contentType:
                 typeLines += 1
                 if typeLines == 1 { contentType = field.value }
-            case .cacheControl:
+            case 13 where field.name == .cacheControl:
                 if !forbidsTransform && ProxyResponseHeaders.forbidsTransform(cacheControl: field.value) { forbidsTransform = true }
-            case .vary:
+            case 4 where field.name == .vary:
                 hasVary = true
             default:
                 continue

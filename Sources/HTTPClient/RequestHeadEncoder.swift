@@ -31,25 +31,30 @@ enum RequestHeadEncoder {
         out.append(contentsOf: request.head.method.rawValue.utf8)
         out.append(0x20)
         let path = request.head.path ?? "/"
-        for b in (path.isEmpty ? "/" : path).utf8 {
-            if b <= 0x20 || b == 0x7F {
-                out.append(0x25)
-                out.append(hexDigit(b >> 4))
-                out.append(hexDigit(b & 0xF))
-            } else {
-                out.append(b)
+        let target = path.isEmpty ? "/" : path
+        if target.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) {
+            for b in target.utf8 {
+                if b <= 0x20 || b == 0x7F {
+                    out.append(0x25)
+                    out.append(hexDigit(b >> 4))
+                    out.append(hexDigit(b & 0xF))
+                } else {
+                    out.append(b)
+                }
             }
+        } else {
+            out.append(contentsOf: target.utf8)  // the usual clean target: one copy
         }
         out.append(contentsOf: " HTTP/1.1\r\n".utf8)
         var hasHost = false
         for field in request.head.headerFields {
-            switch field.name {
-            case .contentLength, .transferEncoding, .connection, keepAliveName:
-                continue
-            case hostName:
-                hasHost = true
-            default:
-                break
+            // By length first: most names match none of these, and a failed String == is a call.
+            switch field.name.canonicalName.utf8.count {
+            case 4: if field.name == hostName { hasHost = true }
+            case 10: if field.name == .connection || field.name == keepAliveName { continue }
+            case 14: if field.name == .contentLength { continue }
+            case 17: if field.name == .transferEncoding { continue }
+            default: break
             }
             appendField(field.name.rawName, field.value, to: &out)
         }
@@ -70,7 +75,11 @@ enum RequestHeadEncoder {
         out.append(contentsOf: name.utf8)
         out.append(0x3A)
         out.append(0x20)
-        for b in value.utf8 { out.append(b == 0x0D || b == 0x0A || b == 0x00 ? 0x20 : b) }
+        if value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
+            for b in value.utf8 { out.append(b == 0x0D || b == 0x0A || b == 0x00 ? 0x20 : b) }
+        } else {
+            out.append(contentsOf: value.utf8)  // the usual clean value: one copy
+        }
         out.append(0x0D)
         out.append(0x0A)
     }

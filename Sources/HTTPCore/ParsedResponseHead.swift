@@ -9,7 +9,7 @@ public struct ParsedResponseHead: Sendable {
     public let status: Int
     let reasonRange: Range<Int>
     /// Header fields in the order received: ranges of name and (trimmed) value in `headBytes`.
-    let fieldRanges: [(name: Range<Int>, value: Range<Int>)]
+    package let fieldRanges: [(name: Range<Int>, value: Range<Int>)]
     /// How the body is delimited (`.none` for 1xx heads).
     public let bodyLength: HTTPBodyLength
     /// True when the connection may carry another exchange after this response completes: HTTP/1.1

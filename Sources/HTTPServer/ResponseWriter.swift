@@ -39,9 +39,15 @@ enum ResponseWriter {
         var hasDate = false, hasServer = false
         for field in response.headerFields {
             let name = field.name
-            if name == .contentLength || name == .transferEncoding || name == .connection || name == Self.keepAliveName { continue }
-            if name == .date { hasDate = true }
-            if name == .server { hasServer = true }
+            // By length first: most names match none of these, and a failed String == is a call.
+            switch name.canonicalName.utf8.count {
+            case 4: if name == .date { hasDate = true }
+            case 6: if name == .server { hasServer = true }
+            case 10: if name == .connection || name == Self.keepAliveName { continue }
+            case 14: if name == .contentLength { continue }
+            case 17: if name == .transferEncoding { continue }
+            default: break
+            }
             buffer.append(contentsOf: name.rawName.utf8)
             buffer.append(0x3A); buffer.append(0x20)
             buffer.append(contentsOf: field.value.utf8)

@@ -140,7 +140,18 @@ import Testing
                     "Proxy-Connection", "Proxy-Connections", "X-Keep-Alive", "Content-Lengths", "Host", "Age", "Date", "up"] {
             let name = HTTPField.Name(raw)!
             #expect(HopByHopFields.isHopByHop(name) == HopByHopFields.names.contains(name), "\(raw)")
+            // The byte-level check the one-pass response head uses, on the name as received.
+            let byBytes = Array(raw.utf8).withUnsafeBufferPointer { HopByHopFields.isHopByHop(lowercasedOrNot: $0) }
+            #expect(byBytes == HopByHopFields.names.contains(name), "\(raw) as bytes")
         }
+    }
+
+    @Test func clientHostIsThePeerAddressWithoutItsPort() {
+        #expect(ProxyRequestHeaders.clientHost("127.0.0.1:53122") == "127.0.0.1")
+        #expect(ProxyRequestHeaders.clientHost("[::1]:53122") == "::1")
+        #expect(ProxyRequestHeaders.clientHost("[2001:db8::7]:80") == "2001:db8::7")
+        #expect(ProxyRequestHeaders.clientHost("2001:db8::7") == "2001:db8::7")  // several colons: no port to cut
+        #expect(ProxyRequestHeaders.clientHost("unix") == "unix")
     }
 
     @Test func connectionListedBeyondTheHopByHopSet() {

@@ -44,6 +44,31 @@ public enum HopByHopFields {
 
     private static let canonicalBytes: [[UInt8]] = names.map { Array($0.canonicalName.utf8) }
 
+    /// ``isHopByHop(token:)`` for name bytes as received (any case), by length first: no static
+    /// table is read and no array of names walked for the usual end-to-end field.
+    @inline(__always)
+    static func isHopByHop(lowercasedOrNot bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        @inline(__always) func equals(_ literal: StaticString) -> Bool {
+            let l = UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
+            for i in 0..<bytes.count {
+                let b = bytes[i]
+                if (b >= 0x41 && b <= 0x5A ? b | 0x20 : b) != l[i] { return false }
+            }
+            return true
+        }
+        switch bytes.count {
+        case 2: return equals("te")
+        case 7: return equals("trailer") || equals("upgrade")
+        case 10: return equals("connection") || equals("keep-alive")
+        case 14: return equals("content-length")
+        case 16: return equals("proxy-connection")
+        case 17: return equals("transfer-encoding")
+        case 18: return equals("proxy-authenticate")
+        case 19: return equals("proxy-authorization")
+        default: return false
+        }
+    }
+
     /// The field names listed in every `Connection` line of `fields` (lower-cased tokens; members that
     /// are not valid field names are ignored).
     public static func connectionListed(in fields: HTTPFields) -> Set<HTTPField.Name> {

@@ -52,16 +52,20 @@ public enum ProxyRequestHeaders {
         for field in request.headerFields {
             let name = field.name
             if HopByHopFields.isHopByHop(name) || (!listed.isEmpty && listed.contains(name)) { continue }
-            switch name {
-            case expect, host: continue
-            case .acceptEncoding where dictionariesHere: add(field.value, to: &acceptEncoding)
-            case .availableDictionary where dictionariesHere, .dictionaryID where dictionariesHere: continue
-            case xForwardedProto where policy.forwardedProto: continue
-            case xForwardedFor where policy.forwardedFor: add(field.value, to: &forwardedFor)
-            case forwarded where policy.forwarded: add(field.value, to: &forwardedElements)
-            case via where policy.via: add(field.value, to: &vias)
-            default: fields.append(field)
+            // By length first: most names match none of these, and a failed String == is a call.
+            switch name.canonicalName.utf8.count {
+            case 3 where policy.via && name == via: add(field.value, to: &vias); continue
+            case 4 where name == host: continue
+            case 6 where name == expect: continue
+            case 9 where policy.forwarded && name == forwarded: add(field.value, to: &forwardedElements); continue
+            case 13 where dictionariesHere && name == .dictionaryID: continue
+            case 15 where dictionariesHere && name == .acceptEncoding: add(field.value, to: &acceptEncoding); continue
+            case 15 where policy.forwardedFor && name == xForwardedFor: add(field.value, to: &forwardedFor); continue
+            case 17 where policy.forwardedProto && name == xForwardedProto: continue
+            case 20 where dictionariesHere && name == .availableDictionary: continue
+            default: break
             }
+            fields.append(field)
         }
         if dictionariesHere {
             // Several lines mean the same as one comma-joined line (RFC 9110 §5.3).
@@ -99,10 +103,12 @@ public enum ProxyRequestHeaders {
 
     /// The host part of a peer address: `1.2.3.4:5` → `1.2.3.4`, `[::1]:5` → `::1`.
     static func clientHost(_ address: String) -> String {
-        if address.hasPrefix("["), let close = address.firstIndex(of: "]") {
-            return String(address[address.index(after: address.startIndex)..<close])
+        // On the UTF-8 view: a search by Character would segment graphemes on every request.
+        let u = address.utf8
+        if u.first == UInt8(ascii: "["), let close = u.firstIndex(of: UInt8(ascii: "]")) {
+            return String(address[u.index(after: u.startIndex)..<close])
         }
-        if let colon = address.lastIndex(of: ":"), address.firstIndex(of: ":") == colon {
+        if let colon = u.lastIndex(of: UInt8(ascii: ":")), u.firstIndex(of: UInt8(ascii: ":")) == colon {
             return String(address[..<colon])
         }
         return address

@@ -36,36 +36,44 @@ public enum ProxyResponseHeaders {
     /// bytes: the fields that are dropped (framing, `Connection` and what it lists) never become
     /// `HTTPField`s, and no intermediate `HTTPResponse` is built. Same result (a test compares them).
     public static func make(_ head: ParsedResponseHead, protocolVersion: String = "1.1", policy: ProxyHeaderPolicy) -> HTTPResponse {
-        // Names `Connection` lists beyond the always-removed ones, lower-case (rare: usually none).
-        var listed: [[UInt8]] = []
-        for i in 0..<head.fieldCount where lowercaseEquals(head.fieldNameBytes(at: i), connectionBytes) {
-            for member in head.fieldValueBytes(at: i).split(separator: UInt8(ascii: ",")) {
-                let token = member.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
-                guard !token.isEmpty, !HopByHopFields.isHopByHop(token: token),
-                      HTTPField.Name(String(decoding: token, as: UTF8.self)) != nil else { continue }
-                listed.append(token.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 })
+        head.headBytes.withUnsafeBufferPointer { bytes in
+            let ranges = head.fieldRanges
+            @inline(__always) func name(_ i: Int) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: bytes[ranges[i].name]) }
+            @inline(__always) func value(_ i: Int) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: bytes[ranges[i].value]) }
+            // Names `Connection` lists beyond the always-removed ones, lower-case (rare: usually none).
+            var listed: [[UInt8]] = []
+            for i in 0..<ranges.count where lowercaseEquals(name(i), connectionBytes) {
+                for member in value(i).split(separator: UInt8(ascii: ",")) {
+                    let token = member.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
+                    guard !token.isEmpty, !HopByHopFields.isHopByHop(token: token),
+                          HTTPField.Name(String(decoding: token, as: UTF8.self)) != nil else { continue }
+                    listed.append(token.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 })
+                }
             }
-        }
-        var fields = HTTPFields()
-        fields.reserveCapacity(head.fieldCount + 1)
-        var via = ""  // the upstream's Via lines, joined
-        for i in 0..<head.fieldCount {
-            let nameBytes = head.fieldNameBytes(at: i)
-            if HopByHopFields.isHopByHop(token: nameBytes) || (!listed.isEmpty && listed.contains { lowercaseEquals(nameBytes, $0) }) {
-                continue
+            var fields = HTTPFields()
+            fields.reserveCapacity(ranges.count + 1)
+            var via = ""  // the upstream's Via lines, joined
+            for i in 0..<ranges.count {
+                let nameBytes = name(i)
+                if HopByHopFields.isHopByHop(lowercasedOrNot: nameBytes)
+                    || (!listed.isEmpty && listed.contains { lowercaseEquals(nameBytes, $0) }) {
+                    continue
+                }
+                let fieldValue = String(decoding: value(i), as: UTF8.self)
+                if policy.via && lowercaseEquals(nameBytes, viaBytes) {
+                    via += via.isEmpty ? fieldValue : ", " + fieldValue
+                    continue
+                }
+                // Names are tokens: never nil.
+                guard let fieldName = CommonFieldNames.name(nameBytes) ?? HTTPField.Name(String(decoding: nameBytes, as: UTF8.self)) else { continue }
+                fields.append(HTTPField(name: fieldName, value: fieldValue))
             }
-            if policy.via && lowercaseEquals(nameBytes, viaBytes) {
-                via += via.isEmpty ? head.fieldValue(at: i) : ", " + head.fieldValue(at: i)
-                continue
+            if policy.via {
+                let own = protocolVersion == "1.1" ? policy.via11 : "\(protocolVersion) \(policy.pseudonym)"
+                fields.append(HTTPField(name: ProxyRequestHeaders.via, value: via.isEmpty ? own : via + ", " + own))
             }
-            guard let name = head.commonOrParsedName(at: i) else { continue }  // names are tokens: never nil
-            fields.append(HTTPField(name: name, value: head.fieldValue(at: i)))
+            return HTTPResponse(status: HTTPResponse.Status(code: head.status, reasonPhrase: head.reason), headerFields: fields)
         }
-        if policy.via {
-            let own = protocolVersion == "1.1" ? policy.via11 : "\(protocolVersion) \(policy.pseudonym)"
-            fields.append(HTTPField(name: ProxyRequestHeaders.via, value: via.isEmpty ? own : via + ", " + own))
-        }
-        return HTTPResponse(status: HTTPResponse.Status(code: head.status, reasonPhrase: head.reason), headerFields: fields)
     }
 
     private static let connectionBytes = Array("connection".utf8)
