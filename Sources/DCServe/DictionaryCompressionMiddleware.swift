@@ -34,7 +34,8 @@ import Synchronization
 /// computation would give.
 ///
 /// Thread-safety: immutable configuration plus thread-safe caches; `handle` may run on any event
-/// loop concurrently, and responds from a worker queue for large bodies the memo does not answer.
+/// loop concurrently, and responds from one of its own threads (`compressionThreads`, or the library's
+/// store-read threads) for large bodies the memo does not answer.
 public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// The request fields the §9.3.3 cross-origin gate reads; dcb/dcz variants vary on them.
     static let gateFieldNames = ["Sec-Fetch-Site", "Sec-Fetch-Mode", "Origin"]
@@ -67,6 +68,22 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// a time (identical concurrent requests share them); large ones capped at the core count.
     let encodes = SingleFlight<VariantKey, CachedVariant>(maxConcurrentLarge: ProcessInfo.processInfo.activeProcessorCount)
     let reads = SingleFlight<String, ResourceCache.Entry>(maxConcurrentLarge: ProcessInfo.processInfo.activeProcessorCount)
+    /// Where large-body work (bodies of `offLoopBodyBytes` or more) and the off-request plain-size
+    /// encodes run: threads of the middleware's own, never Dispatch's shared pool, because that work may
+    /// wait inside ``SingleFlight`` (a follower for its leader, a large job for a slot), and on Linux
+    /// Dispatch adds about one thread per second while its threads wait, holding up every other
+    /// client's large response meanwhile. At most `compressionRunning` items compute at once (CPU
+    /// bound, FIFO beyond); an item waiting in SingleFlight does not count, so the next one in line
+    /// starts (up to `compressionThreadLimit` threads; beyond that work waits its turn).
+    let compressionThreads = BlockingWorkThreads(name: "dcserve.compress", maxThreads: compressionThreadLimit,
+                                                 maxRunning: compressionRunning)
+    /// Threads at most for `compressionThreads`: a burst of identical or large requests waits on this
+    /// many (each costs a thread's stack, not a copy of its body); later large-body work queues.
+    static let compressionThreadLimit = 64
+    /// Large-body items computing at once: one more than the large-encode cap (the core count), so
+    /// while every large slot is taken the next items in line still reach SingleFlight (to wait there
+    /// without counting, or to run when they are not large) instead of queueing behind the slot holders.
+    static let compressionRunning = ProcessInfo.processInfo.activeProcessorCount + 1
     /// Versions of live responses clients may name, by (partition, hash).
     let live: LiveVersionIndex
     /// Key of partition ids (``PartitionID``); empty when no rule is private.
@@ -186,8 +203,9 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// shared event loop, and a large body may be read, hashed and compressed here (milliseconds per
     /// megabyte), and a dictionary the library has not loaded is read from the store (a disk read and
     /// SHA-256, or a PostgreSQL round trip bounded only by its timeout), so for bodies of
-    /// `offLoopBodyBytes` or more, and for requests naming such a dictionary, the work moves to a
-    /// worker queue instead of stalling the loop's other connections.
+    /// `offLoopBodyBytes` or more, and for requests naming such a dictionary, the work moves to threads
+    /// of dcserve's own (`compressionThreads`, `library.storeReads`) instead of stalling the loop's
+    /// other connections.
     private func compute(_ request: HTTPServerRequest, _ response: HTTPServerResponse, _ conditions: ConditionalRequest,
                          memo memoSlot: (key: ResponseMemoKey, generations: ResponseMemo.Generations)?,
                          partition: String? = nil, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
@@ -195,13 +213,13 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         // no rule covers, for a client that accepts no coding) is answered here, without a thread hop
         // (and without a closure allocated for it).
         // A store read goes to the library's own threads (it may wait on PostgreSQL for seconds), other
-        // large work to Dispatch's pool.
+        // large work to the compression threads (it may wait in SingleFlight).
         let readsStore = namesDictionaryToLoad(request, partition: partition)
         if readsStore || (response.body.knownLength ?? 0) >= Self.offLoopBodyBytes, case .work = triage(request, response) {
             let work: @Sendable () -> Void = {
                 self.computeNow(request, response, conditions, memo: memoSlot, partition: partition, respond: respond)
             }
-            if readsStore { library.storeReads.async(work) } else { DispatchQueue.global(qos: .userInitiated).async(execute: work) }
+            if readsStore { library.storeReads.async(work) } else { compressionThreads.async(work) }
         } else {
             computeNow(request, response, conditions, memo: memoSlot, partition: partition, respond: respond)
         }
@@ -714,7 +732,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             return (cached.bytes.count, coding.rawValue)
         }
         effects.isReplayable = false
-        DispatchQueue.global(qos: .utility).async {
+        compressionThreads.async {  // it may wait in SingleFlight: not on Dispatch's pool
             var unrecorded = ResponseEffects()  // this response is not memoised: nothing to record
             let size = self.variant(of: resource, coding: coding, dictionary: nil, effects: &unrecorded,
                                     refineLater: refineLater)?.0.bytes.count ?? identity

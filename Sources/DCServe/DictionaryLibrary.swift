@@ -1,5 +1,6 @@
 import DictionaryCodec
 import DictionaryTransport
+import HTTPCore
 import Synchronization
 
 /// Verified dictionaries from the store as `CompressionDictionary` objects, kept so that their

@@ -1,4 +1,5 @@
 import Dispatch
+import HTTPCore
 import Synchronization
 
 /// One computation per key at a time, and a cap on concurrent large ones (#13 item 10): the
@@ -12,7 +13,13 @@ import Synchronization
 /// instead of multiplying CPU and memory. Followers get the leader's error too.
 ///
 /// Waiting blocks the calling thread: call it where the caller may block (the compression middleware
-/// handles large bodies on worker queues; small ones take milliseconds). Thread-safe.
+/// handles large bodies on its own threads, ``DictionaryCompressionMiddleware/compressionThreads``;
+/// small ones take milliseconds), never on Dispatch's shared pool (on Linux it adds about one thread per
+/// second while its threads wait). Both waits — a follower's for its leader, a leader's for a large
+/// slot — are `BlockingWorkThreads.whileBlocked` sections: on such threads a waiter does not count as
+/// running, so the next item in line starts meanwhile. No deadlock: a follower waits for a leader that
+/// is already running on a thread, and a slot waiter for slot holders that are computing (a leader
+/// waits for a slot before it computes, and computing waits for nothing here). Thread-safe.
 final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// How a `run` ended for this caller.
     enum Role: Equatable { case leader, follower, cached }
@@ -44,7 +51,7 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
             return (new, true)
         }
         if !isLeader {
-            flight.done.wait()
+            BlockingWorkThreads.whileBlocked { flight.done.wait() }
             return (try flight.result!.get(), .follower)
         }
         let result: Result<Value, any Error>
@@ -55,7 +62,7 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
             role = .cached
         } else {
             let large = inputBytes >= largeInputBytes
-            if large { largeSlots.wait() }
+            if large { BlockingWorkThreads.whileBlocked { largeSlots.wait() } }
             result = Result { try compute() }
             if large { largeSlots.signal() }
         }

@@ -17,10 +17,12 @@ public final class HTTPClient: Sendable {
     /// `loops`: where exchanges run when `execute` is not given a loop (normally the server's group).
     /// A TLS configuration that cannot be loaded (bad CA file) makes every https exchange fail with
     /// `connectFailed(errno: EPROTO)`; validate it beforehand with `TLSClientContext(configuration:)`.
-    public init(configuration: HTTPClientConfiguration, loops: EventLoopGroup) {
+    /// `resolver`: where server names (not address literals) are looked up and cached.
+    public init(configuration: HTTPClientConfiguration, loops: EventLoopGroup,
+                resolver: UpstreamNameResolver = .shared) {
         self.configuration = configuration
         group = loops
-        shared = ClientShared(configuration: configuration)
+        shared = ClientShared(configuration: configuration, resolver: resolver)
         pools = Mutex([:])
     }
 

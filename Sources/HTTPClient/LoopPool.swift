@@ -1,8 +1,8 @@
 import Dispatch
 import HTTPCore
 
-/// What every loop's pool of one client shares: settings, server selection, the TLS context.
-/// Immutable (the selector locks itself).
+/// What every loop's pool of one client shares: settings, server selection, the TLS context, the name
+/// resolver. Immutable (the selector and the resolver lock themselves).
 final class ClientShared: Sendable {
     let configuration: HTTPClientConfiguration
     let selector: ServerSelector
@@ -12,9 +12,11 @@ final class ClientShared: Sendable {
     let readTimeout: UInt64
     let continueTimeout: UInt64
     let idleTimeout: UInt64
+    let resolver: UpstreamNameResolver
 
-    init(configuration: HTTPClientConfiguration) {
+    init(configuration: HTTPClientConfiguration, resolver: UpstreamNameResolver) {
         self.configuration = configuration
+        self.resolver = resolver
         selector = ServerSelector(servers: configuration.servers, failureBackoff: configuration.failureBackoff)
         tlsContext = Result { try TLSClientContext(configuration: configuration.tls ?? TLSClientConfiguration()) }
         connectTimeout = configuration.connectTimeout.nanosecondsForDeadline

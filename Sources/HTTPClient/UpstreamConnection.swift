@@ -17,8 +17,10 @@ import HTTPTypes
 /// (EOF, reset) before any response byte re-runs an idempotent, replayable request once on a fresh
 /// connection (RFC 9110 §9.2.2).
 ///
-/// Deadlines (checked by the loop's sweep): connect (TCP + TLS handshake), send (no write progress),
-/// read (no byte; not while paused by the delegate), the 100-continue wait, idle.
+/// Deadlines (checked by the loop's sweep): connect (name lookup + TCP + TLS handshake; the lookup,
+/// which has no socket to sweep, by a timer of its own), send (no write progress), read (no byte; not
+/// while paused by the delegate), the 100-continue wait, idle. Names are looked up by the client's
+/// `UpstreamNameResolver` (cached per host and port), address literals used as they are.
 ///
 /// Thread-safety: used on its loop's queue only (`EventLoopMember` contract), hence
 /// `@unchecked Sendable` for the closures that hop back to that queue.
@@ -32,6 +34,8 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
     private var connected = false
     private var registered = false
     private(set) var isClosed = false
+    /// Waiting for the resolver (no socket yet).
+    private var resolving = false
 
     private var exchange: ExchangeContext?
     /// Exchanges completed on this connection.
@@ -87,19 +91,36 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
 
     // MARK: Connecting
 
-    /// Starts the TCP connection (name resolution off the loop for non-literal hosts).
+    /// Starts the TCP connection: to an address literal at once, to a name the resolver has cached at
+    /// once, else after the lookup (on the resolver's threads; the connect deadline covers it).
     func connect() {
         phase = .connect
         deadline = now &+ pool.shared.connectTimeout
         let host = server.host, port = UInt16(clamping: server.port)
         if Socket.isAddressLiteral(host) {
             didStartConnect(Result { try Socket.connect(host: host, port: port) })
+        } else if let addresses = pool.shared.resolver.cached(host: host, port: port) {
+            didStartConnect(Result { try Socket.connect(to: addresses, host: host, port: port) })
         } else {
-            DispatchQueue.global().async {
-                let result = Result { try Socket.connect(host: host, port: port) }
-                self.loop.queue.async { self.didStartConnect(result) }
+            resolving = true
+            pool.shared.resolver.resolve(host: host, port: port) { result in
+                self.loop.queue.async { self.didResolve(result) }
+            }
+            // The loop's sweep sees registered members only, and this one has no socket yet.
+            let timeout = DispatchTimeInterval.nanoseconds(Int(clamping: pool.shared.connectTimeout))
+            loop.queue.asyncAfter(deadline: .now() + timeout) { [weak self] in
+                guard let self, self.resolving, !self.isClosed else { return }
+                self.resolving = false
+                self.connectFailedByTimeout()
             }
         }
+    }
+
+    private func didResolve(_ result: Result<[SocketAddress], any Error>) {
+        guard resolving, !isClosed else { return }  // timed out or closed meanwhile
+        resolving = false
+        let host = server.host, port = UInt16(clamping: server.port)
+        didStartConnect(result.flatMap { addresses in Result { try Socket.connect(to: addresses, host: host, port: port) } })
     }
 
     private func didStartConnect(_ result: Result<(descriptor: Int32, connected: Bool), any Error>) {

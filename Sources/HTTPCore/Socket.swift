@@ -122,11 +122,16 @@ public enum Socket {
 
     /// Starts a non-blocking TCP connection to `host:port`: an IPv4 or IPv6 literal, or a name
     /// resolved with `getaddrinfo` (blocking: resolve names off the event loop, or pass literals).
-    /// Returns the descriptor (non-blocking, close-on-exec, TCP_NODELAY) and whether the connection
-    /// is already established; when it is not, wait for writability and call `connectResult`.
-    /// Throws `SocketError` (resolution failure: call "getaddrinfo(host)", errno EHOSTUNREACH) when no
-    /// address could even be tried. Tries the resolved addresses in order until one starts.
+    /// `resolve` then `connect(to:)`; see there.
     public static func connect(host: String, port: UInt16) throws -> (descriptor: Int32, connected: Bool) {
+        try connect(to: resolve(host: host, port: port), host: host, port: port)
+    }
+
+    /// The TCP addresses of `host:port` in `getaddrinfo`'s order: an IPv4 or IPv6 literal (IPv6
+    /// optionally in brackets; no lookup), or a name looked up with `getaddrinfo` — which blocks for as
+    /// long as the resolver takes: never call it for a name on an event loop or on Dispatch's shared pool.
+    /// Throws `SocketError` (call "getaddrinfo(host)", errno EHOSTUNREACH) when there is none.
+    public static func resolve(host: String, port: UInt16) throws -> [SocketAddress] {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         hints.ai_flags = AI_NUMERICSERV | (isAddressLiteral(host) ? AI_NUMERICHOST : 0)
@@ -135,21 +140,38 @@ public enum Socket {
         let rc = getaddrinfo(literal, String(port), &hints, &list)
         guard rc == 0, let first = list else { throw SocketError(call: "getaddrinfo(\(host))", errno: EHOSTUNREACH) }
         defer { freeaddrinfo(first) }
-        var lastError: Int32 = EHOSTUNREACH
+        var addresses: [SocketAddress] = []
         var entry: UnsafeMutablePointer<addrinfo>? = first
         while let a = entry {
             entry = a.pointee.ai_next
-            let fd = socket(a.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            if let address = a.pointee.ai_addr { addresses.append(SocketAddress(address, length: a.pointee.ai_addrlen)) }
+        }
+        guard !addresses.isEmpty else { throw SocketError(call: "getaddrinfo(\(host))", errno: EHOSTUNREACH) }
+        return addresses
+    }
+
+    /// Starts a non-blocking TCP connection to the first of `addresses` that accepts one (does not
+    /// block). Returns the descriptor (non-blocking, close-on-exec, TCP_NODELAY) and whether the
+    /// connection is already established; when it is not, wait for writability and call
+    /// `connectResult`. Throws `SocketError` (call "connect(host:port)", the last errno; EHOSTUNREACH
+    /// for no address) when none could even be tried. `host`/`port`: for the error only.
+    public static func connect(to addresses: [SocketAddress], host: String, port: UInt16) throws -> (descriptor: Int32, connected: Bool) {
+        var lastError: Int32 = EHOSTUNREACH
+        for address in addresses {
+            let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard fd >= 0 else { lastError = errno; continue }
             var one: Int32 = 1
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-            while true {
-                if Glibc.connect(fd, a.pointee.ai_addr, a.pointee.ai_addrlen) == 0 { return (fd, true) }
-                if errno == EINTR { continue }
-                break
+            let rc: Int32 = address.withSockaddr { pointer, length in
+                while true {
+                    if Glibc.connect(fd, pointer, length) == 0 { return 0 }
+                    if errno == EINTR { continue }
+                    return errno
+                }
             }
-            if errno == EINPROGRESS { return (fd, false) }
-            lastError = errno
+            if rc == 0 { return (fd, true) }
+            if rc == EINPROGRESS { return (fd, false) }
+            lastError = rc
             Glibc.close(fd)
         }
         throw SocketError(call: "connect(\(host):\(port))", errno: lastError)

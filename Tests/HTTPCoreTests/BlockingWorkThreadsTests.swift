@@ -1,4 +1,4 @@
-@testable import DCServe
+@testable import HTTPCore
 import Dispatch
 import Foundation
 import Synchronization
@@ -6,7 +6,8 @@ import Testing
 
 /// `BlockingWorkThreads`: blocked work holds at most `maxThreads` threads, later work waits its turn
 /// (in order) without a thread and runs as soon as one is free, work elsewhere in Dispatch's pool is not
-/// held up by it, and idle threads end.
+/// held up by it, and idle threads end; at most `maxRunning` items run at once, not counting items
+/// waiting inside `whileBlocked`.
 @Suite struct BlockingWorkThreadsTests {
     /// Polls `condition` every 5 ms for at most `seconds` (bounded).
     static func eventually(_ seconds: Double = 10, _ condition: () -> Bool) -> Bool {
@@ -105,5 +106,69 @@ import Testing
             #expect(Self.eventually { threads.counts.idle == 1 })  // the thread waits for work again
         }
         #expect(threads.threadCount == 1)
+    }
+
+    @Test func atMostMaxRunningItemsRunAndTheRestWaitInOrderWithoutAThread() {
+        let threads = BlockingWorkThreads(name: "test.blocking", maxThreads: 8, maxRunning: 2, idleSeconds: 0.2)
+        let gate = DispatchSemaphore(value: 0)
+        let progress = Progress()
+        for i in 0..<6 {
+            threads.async {
+                let now = progress.running.add(1, ordering: .sequentiallyConsistent).newValue
+                progress.peak.max(now, ordering: .sequentiallyConsistent)
+                gate.wait()  // CPU-bound work would hold its slot the same way
+                progress.order.withLock { $0.append(i) }
+                progress.running.subtract(1, ordering: .sequentiallyConsistent)
+            }
+        }
+        #expect(Self.eventually { progress.running.load(ordering: .sequentiallyConsistent) == 2 })
+        usleep(50_000)
+        #expect(progress.running.load(ordering: .sequentiallyConsistent) == 2 && threads.threadCount == 2)
+        for _ in 0..<6 { gate.signal() }
+        #expect(Self.eventually { progress.order.withLock { $0.count } == 6 })
+        #expect(progress.peak.load(ordering: .sequentiallyConsistent) == 2)
+    }
+
+    /// Items waiting inside `whileBlocked` (for a result another thread computes) do not count against
+    /// `maxRunning`: the next items start meanwhile, on threads of their own, up to `maxThreads`.
+    @Test func itemsWaitingInWhileBlockedLetTheNextOnesRun() {
+        let threads = BlockingWorkThreads(name: "test.blocking", maxThreads: 8, maxRunning: 1, idleSeconds: 0.2)
+        let gate = DispatchGroup()
+        gate.enter()
+        let progress = Progress()
+        for i in 0..<5 {
+            threads.async {
+                BlockingWorkThreads.whileBlocked {
+                    BlockingWorkThreads.whileBlocked { _ = gate.wait(timeout: .now() + 30) }  // nested: counted once
+                }
+                progress.order.withLock { $0.append(i) }
+            }
+        }
+        #expect(Self.eventually { threads.blockedCount == 5 })
+        #expect(threads.threadCount == 5)
+        // A sixth item runs at once although maxRunning is 1.
+        let ran = DispatchSemaphore(value: 0)
+        threads.async { ran.signal() }
+        #expect(ran.wait(timeout: .now() + 10) == .success)
+        gate.leave()
+        #expect(Self.eventually { progress.order.withLock { $0.count } == 5 })
+        #expect(Self.eventually { threads.counts == (0, 0) })
+        // Beyond maxThreads, further work waits for a thread: 8 blocked, the ninth item waits.
+        let gate2 = DispatchGroup()
+        gate2.enter()
+        for _ in 0..<8 { threads.async { BlockingWorkThreads.whileBlocked { _ = gate2.wait(timeout: .now() + 30) } } }
+        #expect(Self.eventually { threads.blockedCount == 8 })
+        let ninth = DispatchSemaphore(value: 0)
+        threads.async { ninth.signal() }
+        #expect(ninth.wait(timeout: .now() + 0.2) == .timedOut)
+        gate2.leave()
+        #expect(ninth.wait(timeout: .now() + 10) == .success)
+    }
+
+    @Test func whileBlockedElsewhereOnlyRunsItsBody() {
+        #expect(BlockingWorkThreads.whileBlocked { 42 } == 42)
+        let threads = BlockingWorkThreads(name: "test.blocking", maxThreads: 2)
+        DispatchQueue.global().sync { _ = BlockingWorkThreads.whileBlocked { 1 } }
+        #expect(threads.blockedCount == 0)
     }
 }
