@@ -90,7 +90,7 @@ fuzz: fuzz-response-parser
 
 $(RESPONSE_FUZZ_BIN): $(RESPONSE_FUZZ_SOURCES)
 	@mkdir -p $(dir $(RESPONSE_FUZZ_BIN)) $(ROOT)/.build/fuzz/response-corpus
-	swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name ResponseParserFuzz $(RESPONSE_FUZZ_SOURCES) -o $@ 2>&1 \
+	swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name ResponseParserFuzz -package-name dcserve $(RESPONSE_FUZZ_SOURCES) -o $@ 2>&1 \
 	  | { grep -v "Cannot export local symbol" || true; }
 	@test -x $@
 
