@@ -159,12 +159,20 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
     }
 
     private func connectFailed(errno code: Int32) {
+        forgetResolvedName()
         let context = exchange
         exchange = nil
         close()
         if let context {
             pool.connectFailed(context, server: server, error: .connectFailed(server: server, errno: code))
         }
+    }
+
+    /// After a failed connect to a name: its kept addresses may be stale (the server moved), so the next
+    /// connection looks the name up again instead of trying them until they expire.
+    private func forgetResolvedName() {
+        guard !Socket.isAddressLiteral(server.host) else { return }
+        pool.shared.resolver.forget(host: server.host, port: UInt16(clamping: server.port))
     }
 
     // MARK: EventLoopMember
@@ -199,6 +207,7 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
     }
 
     private func connectFailedByTimeout() {
+        forgetResolvedName()
         let context = exchange
         exchange = nil
         close()

@@ -110,6 +110,16 @@ public final class UpstreamNameResolver: Sendable {
         }
     }
 
+    /// Drops the answer kept for `host:port`, so the next connection looks the name up again: called
+    /// when a connection to the kept addresses failed (the name may point elsewhere now). A lookup in
+    /// progress is left to finish.
+    public func forget(host: String, port: UInt16) {
+        entries.withLock { entries in
+            let key = Key(host: host, port: port)
+            if case .resolved? = entries[key] { entries[key] = nil }
+        }
+    }
+
     /// Makes room: drops expired answers, and every answer when that is not enough (lookups in
     /// progress stay: their callers wait for them).
     private static func evict(_ entries: inout [Key: Entry], at t: UInt64) {

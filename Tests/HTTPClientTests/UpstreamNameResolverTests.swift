@@ -87,6 +87,27 @@ struct UpstreamNameResolverTests {
         #expect(lookups.count("upstream.test") == 4)
     }
 
+    @Test func aFailedConnectDropsTheKeptAnswer() {
+        let upstream = TestUpstream(handler: echoPathHandler)
+        let port = upstream.port
+        let lookups = Lookups(), clock = Clock()
+        let resolver = UpstreamNameResolver(lifetime: .seconds(30), lookup: lookups.lookup, now: clock.now)
+        let (client, loop, _) = makeNamedClient("moved.test", port: port, resolver: resolver)
+        #expect(run(client, request("/a"), on: loop).error == nil)
+        #expect(resolver.cached(host: "moved.test", port: UInt16(port)) != nil)
+        // The server is gone from the kept address: the connect is refused, and the answer is dropped
+        // (well within its lifetime), so the next connection looks the name up again.
+        upstream.stop()
+        let refused = run(client, request("/b"), on: loop)
+        #expect(refused.error == .connectFailed(server: UpstreamServer(host: "moved.test", port: port), errno: ECONNREFUSED))
+        #expect(resolver.cached(host: "moved.test", port: UInt16(port)) == nil)
+        _ = run(client, request("/c"), on: loop)
+        #expect(lookups.count("moved.test") == 2)
+        // Forgetting a name that is not kept does nothing.
+        resolver.forget(host: "other.test", port: 1)
+        #expect(resolver.cached(host: "other.test", port: 1) == nil)
+    }
+
     @Test func concurrentRequestsForOneNameShareOneLookup() {
         let lookups = Lookups()
         let resolver = UpstreamNameResolver(lookup: lookups.lookup)
