@@ -16,38 +16,25 @@ public enum HopByHopFields {
     static let keepAlive = HTTPField.Name("Keep-Alive")!
     static let proxyConnection = HTTPField.Name("Proxy-Connection")!
 
-    /// Whether `name` is one of ``names``: by length, then by comparing lower-case names (no hash of
-    /// the name, which is most of the cost of a `Set` lookup; the proxy asks for every field of every
-    /// request and response).
+    /// Whether `name` is one of ``names``, without hashing the name (most of the cost of a `Set`
+    /// lookup; the proxy asks for every field of every request and response).
     @inline(__always)
-    public static func isHopByHop(_ name: HTTPField.Name) -> Bool { hopByHopCanonical(name.canonicalName) }
-
-    @inline(__always)
-    static func hopByHopCanonical(_ n: String) -> Bool {
-        switch n.utf8.count {
-        case 2: return n == "te"
-        case 7: return n == "trailer" || n == "upgrade"
-        case 10: return n == "connection" || n == "keep-alive"
-        case 14: return n == "content-length"
-        case 16: return n == "proxy-connection"
-        case 17: return n == "transfer-encoding"
-        case 18: return n == "proxy-authenticate"
-        case 19: return n == "proxy-authorization"
-        default: return false
-        }
+    public static func isHopByHop(_ name: HTTPField.Name) -> Bool {
+        var canonical = name.canonicalName
+        return canonical.withUTF8 { isHopByHop(nameBytes: $0) }
     }
 
-    /// ``isHopByHop(_:)`` for a field name given as bytes (any case); false for non-names.
+    /// ``isHopByHop(_:)`` for a field name given as bytes in any case (a `Connection` member); false for
+    /// non-names.
     static func isHopByHop<C: Collection<UInt8>>(token bytes: C) -> Bool {
-        canonicalBytes.contains { ProxyResponseHeaders.lowercaseEquals(bytes, $0) }
+        bytes.withContiguousStorageIfAvailable { isHopByHop(nameBytes: $0) }
+            ?? Array(bytes).withUnsafeBufferPointer { isHopByHop(nameBytes: $0) }
     }
 
-    private static let canonicalBytes: [[UInt8]] = names.map { Array($0.canonicalName.utf8) }
-
-    /// ``isHopByHop(token:)`` for name bytes as received (any case), by length first: no static
-    /// table is read and no array of names walked for the usual end-to-end field.
+    /// The one table of ``names``, on name bytes as received (any case): by length first, so the usual
+    /// end-to-end field costs one switch.
     @inline(__always)
-    static func isHopByHop(lowercasedOrNot bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    static func isHopByHop(nameBytes bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         @inline(__always) func equals(_ literal: StaticString) -> Bool {
             let l = UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
             for i in 0..<bytes.count {

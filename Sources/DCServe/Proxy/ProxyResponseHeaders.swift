@@ -55,7 +55,7 @@ public enum ProxyResponseHeaders {
             var via = ""  // the upstream's Via lines, joined
             for i in 0..<ranges.count {
                 let nameBytes = name(i)
-                if HopByHopFields.isHopByHop(lowercasedOrNot: nameBytes)
+                if HopByHopFields.isHopByHop(nameBytes: nameBytes)
                     || (!listed.isEmpty && listed.contains { lowercaseEquals(nameBytes, $0) }) {
                     continue
                 }
