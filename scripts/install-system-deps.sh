@@ -5,7 +5,7 @@ set -euo pipefail
 profile=${1:-build}
 pkgs=(libzstd-dev libssl-dev zlib1g-dev pkg-config zstd curl ca-certificates python3 python3-venv python3-pip)
 if [ "$profile" = test ]; then
-  pkgs+=(chromium wrk nginx openssl)
+  pkgs+=(chromium wrk nginx openssl strace)
   pkgs+=(postgresql-15)  # throwaway PostgreSQL for the shared-store tests (scripts/throwaway-postgres.sh)
 fi
 missing=()

@@ -70,6 +70,13 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
     /// True while `didReceiveBodyPart` runs (a resume from within it only un-pauses the parse loop).
     private var delivering = false
     private var sawResponseByte = false
+    /// Input may be waiting: set by a read edge (registration is edge-triggered), cleared by a read
+    /// that finds the socket empty (EAGAIN, or a short plain-TCP read: the next arrival raises a new
+    /// edge). So sending a request is not followed by a read that can only return EAGAIN.
+    /// `peerHalfClosed`: EPOLLRDHUP/HUP seen, so the FIN may wait behind the data without a new edge:
+    /// read on until end of stream.
+    private var readReady = true
+    private var peerHalfClosed = false
     private var reusable = true
     /// The upstream's `Keep-Alive: timeout=N` of the last response, in nanoseconds (0 = none).
     private var upstreamKeepAlive: UInt64 = 0
@@ -179,6 +186,8 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
 
     func handleEvents(_ mask: UInt32) {
         guard !isClosed else { return }
+        if mask & ReadinessMask.readable != 0 { readReady = true }
+        if mask & ReadinessMask.peerClosed != 0 { peerHalfClosed = true }
         if !connected {
             // EPOLLOUT | EPOLLERR | EPOLLHUP (0x4 | 0x8 | 0x10): the connect finished, one way or the other.
             guard mask & 0x1C != 0, let fd = transport?.descriptor else { return }
@@ -445,18 +454,19 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
         guard let transport else { return }
         if exchange == nil {
             // Idle: any byte or EOF means the server is done with this connection.
-            guard connected else { return }
+            guard connected, readReady else { return }
             switch transport.read(into: pool.scratch) {
-            case .wouldBlock: return
+            case .wouldBlock: readReady = false
             default: close()
             }
             return
         }
         processInput()
-        while !isClosed && !paused && exchange != nil {
+        while !isClosed && !paused && exchange != nil && readReady {
             let result = transport.read(into: pool.scratch)
             switch result {
             case .bytes(let n):
+                if !peerHalfClosed && transport.inputDrained(afterReading: n, of: pool.scratch.count) { readReady = false }
                 let fresh = UnsafeRawBufferPointer(rebasing: pool.scratch[0..<n])
                 if inputOffset < input.count {
                     var joined = [UInt8]()
@@ -472,6 +482,7 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
                 if phase == .read { deadline = now &+ pool.shared.readTimeout }
                 processInput()
             case .wouldBlock:
+                readReady = false
                 if phase == .connect { enterSendPhase() }
                 return
             case .endOfStream:
