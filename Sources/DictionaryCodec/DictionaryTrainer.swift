@@ -77,6 +77,19 @@ public struct DictionaryTrainingOptions: Sendable {
     /// 1.019/1.036/1.040 × zstd --train's savings, training CPU −17 %; PostgreSQL unchanged (another
     /// variant is chosen). 2 for every variant cost PostgreSQL 0.01.
     public var wholePoolPasses = 2
+    /// When the chosen candidate is `cover-refined` and was rebuilt (``rebuildChosen``), the final
+    /// dictionary is cut from both: the validated candidate followed by the rebuild (a pool of twice
+    /// the target), cut to `targetSize` by one round of votes from every sample outside the held-out
+    /// set (``DictionaryUsageRefiner/cut(pool:samples:targetSize:level:gap:)``, at `usageLevel`, up
+    /// to `maxUsageBytes`). Each refined dictionary depends on which third of the samples its pool
+    /// was cut from (the rebuild's thirds are not the candidate's), which moved held-out savings by
+    /// ±0.5 %; the cut keeps what either draw holds that the pages use. Measured on held-out pages
+    /// (bench/train/heldout, splits 0/1/2, × zstd --train's savings): Python 1.080/1.050/1.074 →
+    /// 1.088/1.062/1.084, PostgreSQL 1.061/1.066/1.054 → 1.060/1.069/1.057, git 1.021/1.042/1.047 →
+    /// 1.024/1.045/1.049. Rebuild first (so filler came from the candidate): git 1.020/1.038/1.043;
+    /// two rounds (as ``DictionaryUsageRefiner/refine(pool:samples:targetSize:level:)``): worse
+    /// everywhere (Python 1.082/1.060/1.074) at more CPU.
+    public var mergeRebuildWithChosen = true
 
     /// Target/200, target/50 and target/12.5, each clamped to 64…16384 (100 KiB: 512, 2048, 8192).
     public static func defaultRefinedSegmentSizes(targetSize: Int) -> [Int] {
@@ -120,6 +133,9 @@ public struct TrainingResult: Sendable {
     public let rebuiltFromSamples: Int?
     /// Seconds spent on that rebuild (included in the caller's training time).
     public let rebuildSeconds: Double
+    /// True when the final dictionary was cut from the chosen candidate and its rebuild together
+    /// (``DictionaryTrainingOptions/mergeRebuildWithChosen``; its time is in `rebuildSeconds`).
+    public var mergedWithChosen = false
 }
 
 /// Builds a raw RFC 9842 dictionary from sample responses.
@@ -199,9 +215,12 @@ public enum DictionaryTrainer {
         }
         progress?.plan("choose", estimatedSeconds: 0.1 + validationMB * 0.4 * 2)
         if options.rebuildChosen {
-            // One candidate's build again, on ~10 % more input (a refined one: its share of "refine").
+            // One candidate's build again, on ~10 % more input (a refined one: its share of "refine",
+            // plus the merge's one vote round by every sample, ~1.5 × a variant's voters).
             progress?.plan("rebuild", estimatedSeconds: 0.1 + (refines
-                ? (coverMB * 0.05 + Double(usageTotal) / 1_048_576 * 0.03) * 0.6 : coverMB * 0.35))
+                ? (coverMB * 0.05 + Double(usageTotal) / 1_048_576 * 0.03) * 0.6
+                    + (options.mergeRebuildWithChosen ? Double(usageTotal) / 1_048_576 * 0.03 * 0.75 : 0)
+                : coverMB * 0.35))
         }
 
         // Candidates.
@@ -209,6 +228,9 @@ public enum DictionaryTrainer {
         typealias Rebuild = ([TrainingSample]) throws -> [UInt8]
         var built: [(method: String, detail: String, bytes: [UInt8], seconds: Double)] = []
         var rebuilds: [Rebuild] = []
+        // The usage refiner's gap of each refined candidate, by index in `built`: its rebuild may be
+        // merged with it (``DictionaryTrainingOptions/mergeRebuildWithChosen``).
+        var refinedGaps: [Int: Int] = [:]
         var clock = Date()
         if fastCoverRuns {
             progress?.begin("fastCover")
@@ -322,6 +344,7 @@ public enum DictionaryTrainer {
                                 maxUsageBytes: options.maxUsageBytes, wholePoolPasses: options.wholePoolPasses, only: variant)[0],
                             poolSize: poolSize, targetSize: targetSize, parameters: variantParameters[variant], level: usageLevel).dictionary
                     }
+                    refinedGaps[built.count - 1] = Self.refinedGap(k: variantParameters[variant].k)
                     lateScores.append(result.refinedScore)
                 }
                 progress?.end()
@@ -355,6 +378,7 @@ public enum DictionaryTrainer {
         var dictionary = best.bytes
         var rebuiltFrom: Int?
         var rebuildSeconds = 0.0
+        var merged = false
         if options.rebuildChosen && !split.validation.isEmpty {
             progress?.begin("rebuild")
             clock = Date()
@@ -362,15 +386,33 @@ public enum DictionaryTrainer {
             if let rebuilt = try? rebuilds[bestIndex](split.outsideHeldOut), !rebuilt.isEmpty {
                 dictionary = rebuilt
                 rebuiltFrom = split.outsideHeldOut.count
+                if options.mergeRebuildWithChosen, let gap = refinedGaps[bestIndex] {
+                    var voters: [[UInt8]] = []
+                    var total = 0
+                    for sample in split.outsideHeldOut where total < options.maxUsageBytes {
+                        voters.append(sample.bytes)
+                        total += sample.bytes.count
+                    }
+                    // The rebuild last: pool bytes left unselected fill from the pool's end.
+                    // A cut that fails leaves the rebuild.
+                    if let cut = try? DictionaryUsageRefiner.cut(
+                        pool: best.bytes + rebuilt, samples: voters, targetSize: options.targetSize,
+                        level: options.usageLevel, gap: gap), !cut.isEmpty {
+                        dictionary = cut
+                        merged = true
+                    }
+                }
             }
             rebuildSeconds = Date().timeIntervalSince(clock)
             progress?.end()
         }
-        return TrainingResult(
+        var result = TrainingResult(
             dictionary: dictionary, chosen: best, candidates: candidates, split: split,
             trainingBuffer: (buffer.pieceCount, buffer.bytes.count, buffer.splitSamples, buffer.capped),
             validationBytesWithoutDictionary: plain, selectionLevel: options.selectionLevel,
             rebuiltFromSamples: rebuiltFrom, rebuildSeconds: rebuildSeconds)
+        result.mergedWithChosen = merged
+        return result
     }
 
     /// The most recently modified sample (ties: the larger, then the first by name): the

@@ -131,6 +131,18 @@ public enum DictionaryUsageRefiner {
         ).map { extended[$0] }
     }
 
+    /// One round of ``measure(_:samples:level:origins:sampleIDs:)`` and selection with the measured
+    /// layout: a dictionary of at most `targetSize` bytes cut from `pool` by what `samples` copy (no
+    /// leave-source-out: for pools whose bytes were already chosen by votes, such as two refined
+    /// dictionaries laid end to end). Returns the pool unchanged when it already fits.
+    public static func cut(pool: [UInt8], samples: [[UInt8]], targetSize: Int, level: Int, gap: Int = 16) throws(TrainingError) -> [UInt8] {
+        guard pool.count > targetSize else { return pool }
+        let measured = try measure(pool, samples: samples, level: level)
+        return selectIndices(
+            pool: pool, usage: measured.votes, references: measured.references, targetSize: targetSize, gap: gap
+        ).map { pool[$0] }
+    }
+
     /// A dictionary of at most `targetSize` bytes made of the pool's most used segments (see the type's
     /// documentation). Returns the pool unchanged when it already fits.
     /// `slack`: segments are cut at the highest threshold that fills `targetSize` minus this many votes

@@ -204,6 +204,27 @@ private func samples(_ count: Int, seed: UInt64 = 1) -> [TrainingSample] {
         #expect(try DictionaryTrainer.train(samples: altered, options: options).dictionary == rebuilt.dictionary)
     }
 
+    /// A chosen refined candidate and its rebuild are cut together to the target by the votes of every
+    /// sample outside the held-out set (candidate first, rebuild last); without the option the final
+    /// dictionary is the rebuild alone.
+    @Test func finalRefinedDictionaryIsCutFromTheCandidateAndItsRebuild() throws {
+        var options = DictionaryTrainingOptions()
+        options.targetSize = 4096
+        let input = samples(120)
+        let merged = try DictionaryTrainer.train(samples: input, options: options)
+        #expect(merged.chosen.method == "cover-refined" && merged.mergedWithChosen)
+        options.mergeRebuildWithChosen = false
+        let rebuilt = try DictionaryTrainer.train(samples: input, options: options)
+        #expect(!rebuilt.mergedWithChosen && rebuilt.rebuiltFromSamples == merged.rebuiltFromSamples)
+        #expect(rebuilt.chosen.isSame(as: merged.chosen))
+        let k = try #require(merged.chosen.detail.split(separator: " ").first.flatMap { Int($0.dropFirst(2)) })
+        let expected = try DictionaryUsageRefiner.cut(
+            pool: merged.chosen.bytes + rebuilt.dictionary, samples: merged.split.outsideHeldOut.map(\.bytes),
+            targetSize: 4096, level: options.usageLevel, gap: DictionaryTrainer.refinedGap(k: k))
+        #expect(merged.dictionary == expected)
+        #expect(merged.dictionary != rebuilt.dictionary && merged.dictionary.count <= 4096)
+    }
+
     @Test func progressReachesOneAndEstimates() {
         let progress = TrainingProgress()
         progress.plan("a", estimatedSeconds: 1)
