@@ -77,18 +77,23 @@ public struct DictionaryTrainingOptions: Sendable {
     /// 1.019/1.036/1.040 × zstd --train's savings, training CPU −17 %; PostgreSQL unchanged (another
     /// variant is chosen). 2 for every variant cost PostgreSQL 0.01.
     public var wholePoolPasses = 2
-    /// When the chosen candidate is `cover-refined` and was rebuilt (``rebuildChosen``), the final
-    /// dictionary is cut from both: the validated candidate followed by the rebuild (a pool of twice
-    /// the target), cut to `targetSize` by one round of votes from every sample outside the held-out
-    /// set (``DictionaryUsageRefiner/cut(pool:samples:targetSize:level:gap:)``, at `usageLevel`, up
-    /// to `maxUsageBytes`). Each refined dictionary depends on which third of the samples its pool
-    /// was cut from (the rebuild's thirds are not the candidate's), which moved held-out savings by
-    /// ±0.5 %; the cut keeps what either draw holds that the pages use. Measured on held-out pages
-    /// (bench/train/heldout, splits 0/1/2, × zstd --train's savings): Python 1.080/1.050/1.074 →
-    /// 1.088/1.062/1.084, PostgreSQL 1.061/1.066/1.054 → 1.060/1.069/1.057, git 1.021/1.042/1.047 →
-    /// 1.024/1.045/1.049. Rebuild first (so filler came from the candidate): git 1.020/1.038/1.043;
-    /// two rounds (as ``DictionaryUsageRefiner/refine(pool:samples:targetSize:level:)``): worse
-    /// everywhere (Python 1.082/1.060/1.074) at more CPU.
+    /// When the chosen candidate is `cover-refined`, its rebuild (``rebuildChosen``) keeps only the
+    /// usage refiner's first round, and its second round is a cut of the validated candidate and that
+    /// first cut end to end (a pool of twice the target, the rebuild last) by one round of votes from
+    /// every sample outside the held-out set (``DictionaryUsageRefiner/cut(pool:samples:targetSize:level:gap:)``,
+    /// at `usageLevel`, up to `maxUsageBytes`): where the refiner's second round re-measures its first
+    /// cut against its own pool, this one re-measures it against an independent draw. A refined
+    /// dictionary depends on which third of the samples its pool was cut from, and the rebuild's thirds
+    /// are not the candidate's: the plain rebuild moved held-out savings by up to ±0.5 % against the
+    /// validated candidate (Python split 1: candidate 1.055, rebuild 1.050). Measured on held-out
+    /// pages (bench/train/heldout, splits 0/1/2, × zstd --train's savings): Python 1.080/1.050/1.074
+    /// → 1.089/1.060/1.081, PostgreSQL 1.061/1.066/1.054 → 1.060/1.070/1.057, git 1.021/1.042/1.047 →
+    /// 1.021/1.044/1.051, at about the CPU of before (the cut replaces the rebuild's second
+    /// measure). The cut after a full two-round rebuild scored the same (1.088/1.062/1.084,
+    /// 1.060/1.069/1.057, 1.024/1.045/1.049) at +0.2–0.45× zstd --train's CPU; with the rebuild
+    /// first in the pool (filler from the candidate) git fell to 1.020/1.038/1.043; a two-round cut
+    /// (as ``DictionaryUsageRefiner/refine(pool:samples:targetSize:level:)``) scored lower (Python
+    /// 1.082/1.060/1.074).
     public var mergeRebuildWithChosen = true
 
     /// Target/200, target/50 and target/12.5, each clamped to 64…16384 (100 KiB: 512, 2048, 8192).
@@ -215,11 +220,11 @@ public enum DictionaryTrainer {
         }
         progress?.plan("choose", estimatedSeconds: 0.1 + validationMB * 0.4 * 2)
         if options.rebuildChosen {
-            // One candidate's build again, on ~10 % more input (a refined one: its share of "refine",
-            // plus the merge's one vote round by every sample, ~1.5 × a variant's voters).
+            // One candidate's build again, on ~10 % more input (a refined one: its share of "refine";
+            // the merge's vote round by every sample, ~1.5 × a variant's voters, replaces its second).
             progress?.plan("rebuild", estimatedSeconds: 0.1 + (refines
                 ? (coverMB * 0.05 + Double(usageTotal) / 1_048_576 * 0.03) * 0.6
-                    + (options.mergeRebuildWithChosen ? Double(usageTotal) / 1_048_576 * 0.03 * 0.75 : 0)
+                    + (options.mergeRebuildWithChosen ? Double(usageTotal) / 1_048_576 * 0.03 * 0.25 : 0)
                 : coverMB * 0.35))
         }
 
@@ -342,7 +347,8 @@ public enum DictionaryTrainer {
                             Self.refinedInputs(
                                 samples, variants: variants, wholePoolVariant: wholePoolVariant, limits: coverLimits,
                                 maxUsageBytes: options.maxUsageBytes, wholePoolPasses: options.wholePoolPasses, only: variant)[0],
-                            poolSize: poolSize, targetSize: targetSize, parameters: variantParameters[variant], level: usageLevel).dictionary
+                            poolSize: poolSize, targetSize: targetSize, parameters: variantParameters[variant], level: usageLevel,
+                            rounds: options.mergeRebuildWithChosen ? 1 : 2).dictionary
                     }
                     refinedGaps[built.count - 1] = Self.refinedGap(k: variantParameters[variant].k)
                     lateScores.append(result.refinedScore)
@@ -501,7 +507,7 @@ public enum DictionaryTrainer {
     /// gaps of ``refinedGap(k:)`` bytes.
     static func refined(
         _ input: RefinedInput, poolSize: Int, targetSize: Int,
-        parameters: ZstdDictionaryBuilder.Parameters, level: Int
+        parameters: ZstdDictionaryBuilder.Parameters, level: Int, rounds: Int = 2
     ) throws(TrainingError) -> (pool: Int, dictionary: [UInt8]) {
         let segments = DocumentFrequencyCover.segments(
             input.buffer, targetSize: poolSize, k: parameters.k, d: parameters.d, passes: input.passes)
@@ -511,7 +517,7 @@ public enum DictionaryTrainer {
         let origins = input.voterSamples.map { _ in input.buffer.pieceOrigins(of: segments).map { input.pieceSamples[Int($0)] } }
         return (pool.count, try DictionaryUsageRefiner.refine(
             pool: pool, origins: origins, samples: input.voters, sampleIDs: input.voterSamples, targetSize: targetSize,
-            level: level, gap: refinedGap(k: parameters.k)))
+            level: level, gap: refinedGap(k: parameters.k), rounds: rounds))
     }
 
     /// Gap the usage refiner bridges between used runs: k / 64, clamped to 4...16 (at 100 KiB: 8 for
