@@ -115,20 +115,34 @@ public enum DictionaryUsageRefiner {
 
     /// ``refine(pool:samples:targetSize:level:)`` with leave-source-out votes (see
     /// ``measure(_:samples:level:origins:sampleIDs:)``), so the voters may include the samples the
-    /// pool was cut from, and segments bridging gaps of up to `gap` bytes.
+    /// pool was cut from, and segments bridging gaps of up to `gap` bytes. `rounds` 1: the first
+    /// round's cut only (most votes per byte last), for a caller that measures it again itself.
     public static func refine(
         pool: [UInt8], origins: [Int32]?, samples: [[UInt8]], sampleIDs: [Int32]?, targetSize: Int, level: Int,
-        gap: Int = 16
+        gap: Int = 16, rounds: Int = 2
     ) throws(TrainingError) -> [UInt8] {
         guard pool.count > targetSize else { return pool }
         let usage = try measure(pool, samples: samples, level: level, origins: origins, sampleIDs: sampleIDs).votes
         let first = selectIndices(pool: pool, usage: usage, targetSize: targetSize, gap: gap)
+        if rounds < 2 { return first.map { pool[$0] } }
         let extended = pool + first.map { pool[$0] }
         let extendedOrigins = origins.map { origins in origins + first.map { origins[$0] } }
         let measured = try measure(extended, samples: samples, level: level, origins: extendedOrigins, sampleIDs: sampleIDs)
         return selectIndices(
             pool: extended, usage: measured.votes, references: measured.references, targetSize: targetSize, gap: gap
         ).map { extended[$0] }
+    }
+
+    /// One round of ``measure(_:samples:level:origins:sampleIDs:)`` and selection with the measured
+    /// layout: a dictionary of at most `targetSize` bytes cut from `pool` by what `samples` copy (no
+    /// leave-source-out: for pools whose bytes were already chosen by votes, such as two refined
+    /// dictionaries laid end to end). Returns the pool unchanged when it already fits.
+    public static func cut(pool: [UInt8], samples: [[UInt8]], targetSize: Int, level: Int, gap: Int = 16) throws(TrainingError) -> [UInt8] {
+        guard pool.count > targetSize else { return pool }
+        let measured = try measure(pool, samples: samples, level: level)
+        return selectIndices(
+            pool: pool, usage: measured.votes, references: measured.references, targetSize: targetSize, gap: gap
+        ).map { pool[$0] }
     }
 
     /// A dictionary of at most `targetSize` bytes made of the pool's most used segments (see the type's

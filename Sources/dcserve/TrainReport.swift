@@ -42,7 +42,8 @@ struct TrainReport {
             + (truncated.isEmpty ? "" : "; \(truncated.count) truncated to 32 MiB")
             + "; \(result.trainingBuffer.pieces) training pieces (\(result.trainingBuffer.splitSamples) samples split at 128 KiB)")
         if let rebuilt = result.rebuiltFromSamples {
-            lines.append("            final dictionary: the chosen method built again from \(rebuilt) samples (training + validation)")
+            lines.append("            final dictionary: the chosen method built again from \(rebuilt) samples (training + validation)"
+                + (result.mergedWithChosen ? ", cut together with the validated candidate by their votes" : ""))
         }
         lines.append("")
         lines.append("candidates (validation, dcz-\(result.selectionLevel) bytes; no dictionary: \(result.validationBytesWithoutDictionary))")
@@ -87,7 +88,7 @@ struct TrainReport {
                 "heldOutNames": split.heldOut.map(\.name), "skippedTiny": split.skippedTiny, "truncated": truncated,
                 "trainingPieces": result.trainingBuffer.pieces, "trainingBytes": result.trainingBuffer.bytes,
                 "splitSamples": result.trainingBuffer.splitSamples,
-                "rebuiltFrom": result.rebuiltFromSamples as Any,
+                "rebuiltFrom": result.rebuiltFromSamples as Any, "mergedWithChosen": result.mergedWithChosen,
             ],
             "candidates": result.candidates.map {
                 ["method": $0.method, "parameters": $0.detail, "bytes": $0.bytes.count, "validationBytes": $0.validationBytes,

@@ -1,4 +1,4 @@
-import DictionaryCodec
+@testable import DictionaryCodec
 import Foundation
 import Testing
 
@@ -202,6 +202,37 @@ private func samples(_ count: Int, seed: UInt64 = 1) -> [TrainingSample] {
         }
         options.rebuildChosen = true
         #expect(try DictionaryTrainer.train(samples: altered, options: options).dictionary == rebuilt.dictionary)
+    }
+
+    /// A chosen refined candidate and its rebuild (the refiner's first round only) are cut together to
+    /// the target by the votes of every sample outside the held-out set (candidate first, rebuild
+    /// last); without the option the final dictionary is the two-round rebuild alone.
+    @Test func finalRefinedDictionaryIsCutFromTheCandidateAndItsRebuild() throws {
+        var options = DictionaryTrainingOptions()
+        options.targetSize = 4096
+        let input = samples(120)
+        let merged = try DictionaryTrainer.train(samples: input, options: options)
+        #expect(merged.chosen.method == "cover-refined" && merged.mergedWithChosen)
+        options.mergeRebuildWithChosen = false
+        let rebuilt = try DictionaryTrainer.train(samples: input, options: options)
+        #expect(!rebuilt.mergedWithChosen && rebuilt.rebuiltFromSamples == merged.rebuiltFromSamples)
+        #expect(rebuilt.chosen.isSame(as: merged.chosen))
+        let k = try #require(merged.chosen.detail.split(separator: " ").first.flatMap { Int($0.dropFirst(2)) })
+        let parameters = DictionaryTrainer.variantParameters(options, variants: 3)
+        let variant = try #require(parameters.firstIndex { $0.k == k })
+        var coverLimits = options.limits
+        coverLimits.maxTrainingBytes = min(options.limits.maxTrainingBytes, options.maxCoverBytes)
+        let rebuildInput = DictionaryTrainer.refinedInputs(
+            merged.split.outsideHeldOut, variants: 3, wholePoolVariant: DictionaryTrainer.largestSegmentVariant(parameters),
+            limits: coverLimits, maxUsageBytes: options.maxUsageBytes, wholePoolPasses: options.wholePoolPasses, only: variant)[0]
+        let firstRound = try DictionaryTrainer.refined(
+            rebuildInput, poolSize: 4096 * options.poolFactor, targetSize: 4096, parameters: parameters[variant],
+            level: options.usageLevel, rounds: 1).dictionary
+        let expected = try DictionaryUsageRefiner.cut(
+            pool: merged.chosen.bytes + firstRound, samples: merged.split.outsideHeldOut.map(\.bytes),
+            targetSize: 4096, level: options.usageLevel, gap: DictionaryTrainer.refinedGap(k: k))
+        #expect(merged.dictionary == expected)
+        #expect(merged.dictionary != rebuilt.dictionary && merged.dictionary.count <= 4096)
     }
 
     @Test func progressReachesOneAndEstimates() {

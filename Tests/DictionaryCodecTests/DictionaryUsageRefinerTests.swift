@@ -136,6 +136,22 @@ import Testing
         #expect(rarerAt.upperBound <= commonAt.lowerBound)
         #expect(try DictionaryUsageRefiner.refine(pool: common, samples: samples, targetSize: target, level: 9) == common)
     }
+
+    /// Two dictionaries end to end, cut to one's size by one round of votes: what the samples copy from
+    /// either stays, the bytes nobody copies go; a pool that already fits is returned as it is.
+    @Test func cutKeepsWhatSamplesCopyFromEitherDictionary() throws {
+        let first = Array("<div class=\"related\" role=\"navigation\"><h3>Navigation</h3><ul><li>index</li>".utf8)
+        let second = Array("<p class=\"admonition-title\">Note</p><div class=\"highlight-python3 notranslate\">".utf8)
+        let a = noise(600, seed: 1) + first
+        let b = noise(600, seed: 2) + second
+        let samples = (0..<3).map { noise(400, seed: 20 + UInt32($0)) + first }
+            + (0..<3).map { second + noise(400, seed: 30 + UInt32($0)) }
+        let target = a.count
+        let cut = try DictionaryUsageRefiner.cut(pool: a + b, samples: samples, targetSize: target, level: 9, gap: 8)
+        #expect(cut.count == target)
+        #expect(contains(cut, first) && contains(cut, second))
+        #expect(try DictionaryUsageRefiner.cut(pool: a, samples: samples, targetSize: target, level: 9) == a)
+    }
 }
 
 private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
