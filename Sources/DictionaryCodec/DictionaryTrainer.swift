@@ -393,12 +393,7 @@ public enum DictionaryTrainer {
                 dictionary = rebuilt
                 rebuiltFrom = split.outsideHeldOut.count
                 if options.mergeRebuildWithChosen, let gap = refinedGaps[bestIndex] {
-                    var voters: [[UInt8]] = []
-                    var total = 0
-                    for sample in split.outsideHeldOut where total < options.maxUsageBytes {
-                        voters.append(sample.bytes)
-                        total += sample.bytes.count
-                    }
+                    let voters = Self.leadingBytes(split.outsideHeldOut, maxBytes: options.maxUsageBytes)
                     // The rebuild last: pool bytes left unselected fill from the pool's end.
                     // A cut that fails leaves the rebuild.
                     if let cut = try? DictionaryUsageRefiner.cut(
@@ -443,14 +438,19 @@ public enum DictionaryTrainer {
     /// For each refined variant, the other samples (up to `maxBytes`, in order): they vote on its pool.
     static func voters(_ samples: [TrainingSample], variants: Int, maxBytes: Int) -> [[[UInt8]]] {
         (0..<variants).map { variant in
-            var chosen: [[UInt8]] = []
-            var total = 0
-            for (i, sample) in samples.enumerated() where i % variants != variant && total < maxBytes {
-                chosen.append(sample.bytes)
-                total += sample.bytes.count
-            }
-            return chosen
+            leadingBytes(samples.enumerated().lazy.filter { $0.offset % variants != variant }.map(\.element), maxBytes: maxBytes)
         }
+    }
+
+    /// The bytes of `samples` in order, up to the first one that reaches `maxBytes` in all.
+    static func leadingBytes(_ samples: some Sequence<TrainingSample>, maxBytes: Int) -> [[UInt8]] {
+        var chosen: [[UInt8]] = []
+        var total = 0
+        for sample in samples where total < maxBytes {
+            chosen.append(sample.bytes)
+            total += sample.bytes.count
+        }
+        return chosen
     }
 
     /// The variant with the largest segment size (the first of equals): the one whose pool is cut

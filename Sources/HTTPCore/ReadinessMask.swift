@@ -1,7 +1,7 @@
 import CLinux
 
-/// The epoll bits an `EventLoopMember.handleEvents` mask is read with, for members outside this module
-/// (HTTPClient does not import the C shim).
+/// The epoll bits an `EventLoopMember.handleEvents` mask is read with: one definition for the server's
+/// connections and the upstream client's (HTTPClient does not import the C shim).
 public enum ReadinessMask {
     /// A read would not block: input, an error, a hangup or the peer's FIN.
     public static let readable: UInt32 = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue

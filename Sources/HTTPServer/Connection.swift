@@ -155,10 +155,8 @@ final class Connection: EventLoopMember, @unchecked Sendable {
             if transport.readNeedsWritable && !isClosed { readReady = true }  // TLS handshake waiting to write
         }
         guard !isClosed else { return false }
-        if mask & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
-            readReady = true
-        }
-        if mask & (EPOLLRDHUP.rawValue | EPOLLHUP.rawValue) != 0 { peerHalfClosed = true }
+        if mask & ReadinessMask.readable != 0 { readReady = true }
+        if mask & ReadinessMask.peerClosed != 0 { peerHalfClosed = true }
         return true
     }
 
