@@ -53,6 +53,6 @@ public final class HistoryDictionaries: Sendable {
         metrics.used(rule: member.key.rule, coding: coding.rawValue, identity: identity, sent: sent)
     }
 
-    /// Blocks until every queued build is done (tests, shutdown).
+    /// Blocks until every queued build and store write is done (tests, shutdown).
     public func waitForBuilds() { for builder in builders.values { builder.waitForBuilds() } }
 }

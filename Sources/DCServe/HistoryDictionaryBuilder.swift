@@ -5,17 +5,32 @@ import Logging
 import Synchronization
 
 /// Collects the bodies of one history rule's responses per (group, partition) into a
-/// ``HistoryWindow`` and builds that group's dictionary from it on a background queue.
+/// ``HistoryWindow`` and builds that group's dictionaries from it.
 ///
-/// `collect` runs on the request path and only appends to the window under a lock; when the
-/// window holds `firstBuildBytes` of content (no dictionary yet) or `rebuildBytes` of new content (or new content and the current dictionary is
-/// `rebuildSeconds` old, or the current one has lived half its lifetime), a build is queued. The
-/// build (off the request path, one at a time per rule, within `buildMillisecondsPerMinute`) makes
-/// the raw dictionary (newest content last), writes it to the store with its metadata (rule, scoped
-/// `match`, `id` naming the group, partition, max-age = lifetime), puts it in the library and only
-/// then publishes it in the ``HistoryDictionaryIndex``: a dictionary is offered only once a later
-/// request naming it can be answered. A failed store write is logged and the group retried with
-/// the next content. Windows are capped at `maxGroups` per rule (least recently used dropped).
+/// `collect` runs on the request path; under a lock it only appends to the window and decides
+/// whether to build: when the window holds `firstBuildBytes` of content (no dictionary yet),
+/// `rebuildBytes` of new content, or new content and the current dictionary is `rebuildSeconds`
+/// old (or the current one has lived half its lifetime). Builds (one at a time per group, within
+/// `buildMillisecondsPerMinute`) make the raw dictionary (newest content last) with its metadata
+/// (rule, scoped `match`, `id` naming the group, partition, max-age = lifetime), and come in two kinds:
+///
+/// - **First build** (no dictionary in the index for the group): made on the request path (a copy of
+///   at most `maxDictionaryBytes` and its SHA-256), put in the library and published in the
+///   ``HistoryDictionaryIndex`` at once, and returned by `collect`: the response whose body completed
+///   it carries its `Link` ("early Link"), and a request naming it or fetching its URL right after
+///   is answered from memory. Its durable store write (fsync) is queued on the rule's background
+///   queue. Until written, a restart forgets it, and if the library drops it from memory a request
+///   for it misses (plain coding, 404 at its URL) — the same as a live version not yet written.
+///   **If that write fails** (logged, `builds_skipped{reason="failed"}`), the dictionary stays
+///   published and served from memory (its clients keep their deltas) and the group's next
+///   `firstBuildBytes` of new content queue a background rebuild, which, once stored, replaces it.
+/// - **Rebuilds** (and a group's first build when the index still holds one from the store, after a
+///   restart or an evicted window): on the background queue, stored first, then put in the library
+///   and published: offered only once the store holds it. A failed store write is logged and the group
+///   retried with the next content; its previous dictionaries stay.
+///
+/// Pending store writes and builds are drained by ``waitForBuilds()`` (tests, shutdown). Windows are
+/// capped at `maxGroups` per rule (least recently used dropped).
 ///
 /// Thread-safe; `collect` may be called from any loop concurrently.
 public final class HistoryDictionaryBuilder: Sendable {
@@ -33,8 +48,9 @@ public final class HistoryDictionaryBuilder: Sendable {
     private struct Slot {
         var window: HistoryWindow
         var lastBuild: Date?
-        /// When this group's last dictionary was stored. The next one is stored at least a second
-        /// later: stores keep dates to the second, and a restart orders a group's dictionaries by it.
+        /// The date (in the store: `firstServed`) of this group's last published dictionary. The next
+        /// one is dated at least a second later: stores keep dates to the second, and a restart orders
+        /// a group's dictionaries by it.
         var lastStored: Date?
         var building = false
         var tick: UInt64 = 0
@@ -64,11 +80,14 @@ public final class HistoryDictionaryBuilder: Sendable {
         state = Mutex(State(budget: HistoryBuildBudget(millisecondsPerMinute: rule.history!.buildMillisecondsPerMinute)))
     }
 
-    /// Adds one response body of `groupValue` in `partition`; may queue a build. Never blocks on a build.
-    func collect(_ body: [UInt8], groupValue: Substring, partition: String) {
+    /// Adds one response body of `groupValue` in `partition`; may build. Never blocks on a build or
+    /// a store write. Returns the dictionary this body completed when it was the group's first build,
+    /// already published (the caller offers it on this very response); nil otherwise.
+    @discardableResult
+    func collect(_ body: [UInt8], groupValue: Substring, partition: String) -> HistoryDictionaryIndex.Member? {
         let key = HistoryDictionaryIndex.GroupKey(rule: rule.name, group: String(groupValue), partition: partition)
         let now = clock()
-        let job: [[UInt8]]? = state.withLock { s in
+        let job: (bodies: [[UInt8]], first: Bool)? = state.withLock { s in
             s.tick &+= 1
             var slot = s.slots[key] ?? Slot(window: HistoryWindow(capacity: settings.windowBytes))
             if s.slots[key] == nil, s.slots.count >= settings.maxGroups,
@@ -84,12 +103,20 @@ public final class HistoryDictionaryBuilder: Sendable {
                 metrics.skipped(rule: rule.name, reason: "budget")
                 return nil
             }
+            // The index is only asked here, on the rare path that builds (its lock nests inside ours;
+            // it never calls back).
+            let first = slot.lastBuild == nil && index.current(key, now: now) == nil
             slot.building = true
             slot.window.markBuilt()
             slot.lastBuild = now
-            return slot.window.bodies
+            return (slot.window.bodies, first)
         }
-        if let job { queue.async { self.build(job, key: key) } }
+        guard let job else { return nil }
+        guard job.first else {
+            queue.async { self.build(job.bodies, key: key) }
+            return nil
+        }
+        return buildFirst(job.bodies, key: key)
     }
 
     private func needsBuild(_ slot: Slot, now: Date) -> Bool {
@@ -100,50 +127,117 @@ public final class HistoryDictionaryBuilder: Sendable {
         return age >= Double(settings.lifetimeSeconds) / 2  // refresh: same bytes → same hash, new expiry
     }
 
-    /// Builds, stores and publishes one dictionary (on `queue`).
-    private func build(_ bodies: [[UInt8]], key: HistoryDictionaryIndex.GroupKey) {
-        let start = ContinuousClock.now
-        defer {
-            let elapsed = ContinuousClock.now - start
-            let now = clock()
-            state.withLock { s in
-                s.budget.charge(elapsed, at: now)
-                s.slots[key]?.building = false
-            }
-        }
+    /// A dictionary made from a window, with everything storing and publishing it needs.
+    private struct Made {
+        var bytes: [UInt8]
+        var dictionary: CompressionDictionary
+        var candidate: DictionaryCandidate
+        var description: DictionaryDescription
+        var member: HistoryDictionaryIndex.Member
+        /// Its date in the store (`firstServed`) and the start of its lifetime.
+        var date: Date
+        var storePartition: String?
+    }
+
+    /// Makes the dictionary of `bodies` for `key`; nil when empty. Throws when the group's scoped
+    /// `match` does not compile.
+    private func make(_ bodies: [[UInt8]], key: HistoryDictionaryIndex.GroupKey) throws -> Made? {
         let bytes = HistoryWindow.dictionary(from: bodies, maxBytes: settings.maxDictionaryBytes)
-        guard !bytes.isEmpty else { return }
-        let scoped = group.scopedMatch(key.group)
+        guard !bytes.isEmpty else { return nil }
         let idText = "\(group.name):\(key.group)"
         let previous = state.withLock { $0.slots[key]?.lastStored }
-        let now = max(clock(), previous.map { $0.addingTimeInterval(1) } ?? .distantPast)
+        let date = max(clock(), previous.map { $0.addingTimeInterval(1) } ?? .distantPast)
+        let pattern = try URLPattern(group.scopedMatch(key.group), base: nil)
+        let dictionary = CompressionDictionary(bytes: bytes)
+        let storePartition = rule.partition == nil ? nil : key.partition
+        return Made(
+            bytes: bytes, dictionary: dictionary,
+            candidate: DictionaryCandidate(hash: dictionary.hash, pattern: pattern, matchDestinations: rule.matchDest),
+            description: DictionaryDescription(pattern: pattern, matchDestinations: rule.matchDest, id: DictionaryID(idText),
+                                               rule: rule.name, sourcePath: group.groupPath(key.group),
+                                               maxAge: settings.lifetimeSeconds, partition: storePartition),
+            member: HistoryDictionaryIndex.Member(key: key, hash: dictionary.hash, pattern: pattern, id: idText,
+                                                  expires: date.addingTimeInterval(Double(settings.lifetimeSeconds))),
+            date: date, storePartition: storePartition)
+    }
+
+    /// Puts `made` in the library, then publishes it: from here on it is offered and accepted.
+    private func publish(_ made: Made) {
+        library.insert(made.dictionary, candidate: made.candidate, partition: made.storePartition)
+        index.publish(made.member, keep: settings.keep, now: made.date)
+        state.withLock { s in s.slots[made.member.key]?.lastStored = made.date }
+        metrics.built(rule: rule.name)
+        logger.debug("history dictionary built", metadata: [
+            "rule": "\(rule.name)", "group": "\(made.member.key.group)", "bytes": "\(made.bytes.count)",
+            "hash": "\(made.dictionary.hash.hex)"])
+    }
+
+    /// Writes `made` to the store (durable: fsync); on failure logs it, counts it and lets the
+    /// group's next content build again. Returns whether it stored.
+    @discardableResult
+    private func persist(_ made: Made) -> Bool {
         do {
-            let pattern = try URLPattern(scoped, base: nil)
-            let dictionary = CompressionDictionary(bytes: bytes)
-            let storePartition = rule.partition == nil ? nil : key.partition
-            _ = try store.put(bytes, description: DictionaryDescription(
-                pattern: pattern, matchDestinations: rule.matchDest, id: DictionaryID(idText), rule: rule.name,
-                sourcePath: group.groupPath(key.group), maxAge: settings.lifetimeSeconds,
-                partition: storePartition), now: now)
-            library.insert(dictionary, candidate: DictionaryCandidate(hash: dictionary.hash, pattern: pattern,
-                                                                       matchDestinations: rule.matchDest),
-                           partition: storePartition)
-            index.publish(HistoryDictionaryIndex.Member(
-                key: key, hash: dictionary.hash, pattern: pattern, id: idText,
-                expires: now.addingTimeInterval(Double(settings.lifetimeSeconds))), keep: settings.keep, now: now)
-            state.withLock { s in s.slots[key]?.lastStored = now }
-            metrics.built(rule: rule.name)
-            logger.debug("history dictionary built", metadata: [
-                "rule": "\(rule.name)", "group": "\(key.group)", "bytes": "\(bytes.count)", "hash": "\(dictionary.hash.hex)"])
+            _ = try store.put(made.bytes, description: made.description, now: made.date)
+            return true
         } catch {
-            metrics.skipped(rule: rule.name, reason: "failed")
-            state.withLock { s in s.slots[key]?.lastBuild = nil }
-            logger.error("cannot build history dictionary (the group keeps its previous one)",
-                         metadata: ["rule": "\(rule.name)", "group": "\(key.group)", "error": "\(error)"])
+            failed(made.member.key, error)
+            return false
         }
     }
 
-    /// Blocks until the builds queued so far are done (tests, shutdown).
+    private func failed(_ key: HistoryDictionaryIndex.GroupKey, _ error: any Error) {
+        metrics.skipped(rule: rule.name, reason: "failed")
+        state.withLock { s in s.slots[key]?.lastBuild = nil }
+        logger.error("cannot build or store history dictionary (the group builds again with its next content)",
+                     metadata: ["rule": "\(rule.name)", "group": "\(key.group)", "error": "\(error)"])
+    }
+
+    /// Charges `elapsed` of a build of `key` to the budget; `done`: the build (store write included)
+    /// is over, the group may build again.
+    private func charge(_ key: HistoryDictionaryIndex.GroupKey, _ elapsed: Duration, done: Bool = true) {
+        let now = clock()
+        state.withLock { s in
+            s.budget.charge(elapsed, at: now)
+            if done { s.slots[key]?.building = false }
+        }
+    }
+
+    /// A group's first dictionary, on the request path: made, put in the library and published at
+    /// once; its store write queued. Returns the published member.
+    private func buildFirst(_ bodies: [[UInt8]], key: HistoryDictionaryIndex.GroupKey) -> HistoryDictionaryIndex.Member? {
+        let start = ContinuousClock.now
+        let made: Made?
+        do { made = try make(bodies, key: key) } catch {
+            failed(key, error)
+            made = nil
+        }
+        guard let made else {
+            charge(key, ContinuousClock.now - start)
+            return nil
+        }
+        publish(made)
+        charge(key, ContinuousClock.now - start, done: false)
+        queue.async {
+            let start = ContinuousClock.now
+            self.persist(made)
+            self.charge(key, ContinuousClock.now - start)
+        }
+        return made.member
+    }
+
+    /// Builds, stores and only then publishes one dictionary (on `queue`).
+    private func build(_ bodies: [[UInt8]], key: HistoryDictionaryIndex.GroupKey) {
+        let start = ContinuousClock.now
+        defer { charge(key, ContinuousClock.now - start) }
+        do {
+            guard let made = try make(bodies, key: key) else { return }
+            if persist(made) { publish(made) }
+        } catch {
+            failed(key, error)
+        }
+    }
+
+    /// Blocks until the builds and store writes queued so far are done (tests, shutdown).
     public func waitForBuilds() { queue.sync {} }
 
     /// Windows tracked now.

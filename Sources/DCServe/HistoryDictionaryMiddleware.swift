@@ -8,10 +8,11 @@ import HTTPTypes
 /// The HTTP side of history dictionaries (issue #16). Sits inside the compression middleware, so
 /// it sees identity bodies and its `Link` survives compression.
 ///
-/// - A path of a history rule's group (`/api/chats/42/messages`): the response carries
-///   `Link: <dictionary URL>; rel="compression-dictionary"` for the group's current dictionary (in
-///   the request's partition; not when the request already names it), and a GET 200 identity body
-///   is added to the group's window (``HistoryDictionaryBuilder/collect``; never blocks).
+/// - A path of a history rule's group (`/api/chats/42/messages`): a GET 200 identity body is added
+///   to the group's window (``HistoryDictionaryBuilder/collect``; never blocks), and the response
+///   carries `Link: <dictionary URL>; rel="compression-dictionary"` for the group's current
+///   dictionary (in the request's partition; not when the request already names it) — or, when this
+///   body completed the group's first dictionary, for that one (published before `Link` goes out).
 /// - A dictionary URL (``HistoryDictionaryURL``): the bytes with `Use-As-Dictionary` (match scoped
 ///   to the group, id naming it), `Cache-Control: max-age` = the time left until it expires
 ///   (`private` for a partitioned rule), an ETag and `Access-Control-Allow-Origin: *` — only when a
@@ -50,14 +51,16 @@ public struct HistoryDictionaryMiddleware: HTTPMiddleware {
         let named = AvailableDictionary.parse(request.head.headerFields).value?.hash
         next.handle(request) { response in
             var out = response
-            if let current, current.hash != named, method == .get || method == .head,
+            var offered = current
+            if method == .get, out.head.status == .ok, case .bytes(let body) = out.body, Self.collectable(rule, request, out),
+               let first = builder.collect(body, groupValue: value, partition: partition) {
+                offered = first  // early Link: this body completed the group's first dictionary
+            }
+            if let offered, offered.hash != named, method == .get || method == .head,
                out.head.status == .ok || out.head.status == .notModified {
-                let url = HistoryDictionaryURL.path(for: current.hash, groupPath: group.groupPath(value), pattern: current.pattern)
+                let url = HistoryDictionaryURL.path(for: offered.hash, groupPath: group.groupPath(value), pattern: offered.pattern)
                 out.head.headerFields.append(HTTPField(name: Self.link, value: "<\(url)>; rel=\"compression-dictionary\""))
                 history.metrics.offered(rule: rule.name)
-            }
-            if method == .get, out.head.status == .ok, case .bytes(let body) = out.body, Self.collectable(rule, request, out) {
-                builder.collect(body, groupValue: value, partition: partition)
             }
             respond(out)
         }

@@ -205,6 +205,132 @@ import Testing
         #expect(try get([.authorization: "Bearer bob"]).0.head.status == .notFound)
     }
 
+    /// A GET of `path` through `middleware`, its upstream answering `upstream`'s next body.
+    static func get(_ path: String, _ fields: HTTPFields, through middleware: HistoryDictionaryMiddleware,
+                    upstream: @escaping @Sendable () -> [UInt8]) throws -> HTTPServerResponse {
+        let next = ClosureHandler { _, respond in
+            respond(HTTPServerResponse(status: .ok, headerFields: [.contentType: "application/json"], body: .bytes(upstream())))
+        }
+        let request = HTTPServerRequest(head: HTTPRequest(method: .get, scheme: "http", authority: "a", path: path, headerFields: fields))
+        return try awaitedResponse { respond in middleware.handle(request, next: next, respond: respond) }
+    }
+
+    /// Early Link (#16): the response whose body completes a group's first dictionary carries that
+    /// dictionary's `Link`, and the dictionary is usable at once — its URL answers and a request may
+    /// name it — while its store write is still waiting (the store's `put` is held shut); the write
+    /// then lands, and a restart finds it.
+    @Test func firstDictionaryIsOfferedByTheResponseThatCompletesItBeforeTheStoreHoldsIt() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = GatedDictionaryStore(try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention()))
+        defer { store.open() }
+        let rules = try Self.historyRule()
+        let rule = try #require(rules.rules.first)
+        let history = try #require(HistoryDictionaries(rules: rules, store: store, library: DictionaryLibrary(store: store),
+                                                       partitionSecret: [], logger: Logger(label: "test")))
+        let middleware = HistoryDictionaryMiddleware(history: history)
+        let alice: HTTPFields = [.authorization: "Bearer alice"], bob: HTTPFields = [.authorization: "Bearer bob"]
+        let partition = history.partition(of: alice, rule: rule)
+        let served = Mutex(0)
+        let upstream: @Sendable () -> [UInt8] = { Self.body(served.withLock { $0 += 1; return $0 }) }
+        let plain = try Self.get("/api/chats/42/messages", alice, through: middleware, upstream: upstream)
+        #expect(plain.head.headerFields[HistoryDictionaryMiddleware.link] == nil, "below firstBuildBytes")
+        // body(1) + body(2) reach firstBuildBytes (100): the second response offers the dictionary made of both.
+        let completing = try Self.get("/api/chats/42/messages", alice, through: middleware, upstream: upstream)
+        let bytes = Self.body(1) + Self.body(2)
+        let hash = SHA256.hash(bytes)
+        let url = "/api/chats/42/.dcserve-dictionary/\(hash.hex)"
+        #expect(completing.head.headerFields[HistoryDictionaryMiddleware.link] == "<\(url)>; rel=\"compression-dictionary\"",
+                "the response completing the first dictionary offers it")
+        #expect(store.awaitWaitingPuts(1) && store.base.get(hash, partition: partition) == nil, "the store write is queued, held")
+        // Usable at once: the URL answers from memory; a request naming it may use it; nobody else may.
+        let fetched = try Self.get(url, alice, through: middleware, upstream: upstream)
+        #expect(fetched.head.status == .ok)
+        #expect(fetched.head.headerFields[.useAsDictionary] == "match=\"/api/chats/42/*\", id=\"chat:42\"")
+        guard case .bytes(let body) = fetched.body else { Issue.record("not a byte body"); return }
+        #expect(body == bytes)
+        #expect(try Self.get(url, bob, through: middleware, upstream: upstream).head.status == .notFound)
+        #expect(history.index.verdict(hash, partition: partition, path: "/api/chats/42/messages", now: Date()) != .refused)
+        #expect(history.index.verdict(hash, partition: partition, path: "/api/chats/43/messages", now: Date()) == .refused)
+        #expect(history.index.verdict(hash, partition: history.partition(of: bob, rule: rule), path: "/api/chats/42/messages",
+                                      now: Date()) == .refused)
+        #expect(history.library.lookup(hash, partition: partition)?.dictionary.bytes == bytes)
+        // The next response offers it as the current one (no second build: the write is still pending).
+        let later = try Self.get("/api/chats/42/messages", alice, through: middleware, upstream: upstream)
+        #expect(later.head.headerFields[HistoryDictionaryMiddleware.link] == "<\(url)>; rel=\"compression-dictionary\"")
+        #expect(store.waitingPuts == 1)
+        // The write lands in the background; a restart rebuilds the index from it.
+        store.open()
+        history.waitForBuilds()
+        let stored = try #require(store.base.get(hash, partition: partition))
+        #expect(stored.bytes == bytes && stored.metadata.match == "/api/chats/42/*" && stored.metadata.id == "chat:42")
+        #expect(stored.metadata.rule == "chats" && stored.metadata.maxAge == 3600)
+        try store.flush()
+        let reopened = try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention())
+        let again = try #require(HistoryDictionaries(rules: rules, store: reopened, library: DictionaryLibrary(store: reopened),
+                                                     partitionSecret: [], logger: Logger(label: "test")))
+        let key = HistoryDictionaryIndex.GroupKey(rule: "chats", group: "42", partition: partition)
+        #expect(again.index.current(key, now: Date())?.hash == hash)
+        // After the restart the group has a dictionary (with a fresh window): its next build is a
+        // background one, like every rebuild — offered only once stored.
+        let restarted = HistoryDictionaryMiddleware(history: again)
+        let link = "<\(url)>; rel=\"compression-dictionary\""
+        for _ in 0..<2 {
+            let response = try Self.get("/api/chats/42/messages", alice, through: restarted, upstream: upstream)
+            #expect(response.head.headerFields[HistoryDictionaryMiddleware.link] == link, "nothing new offered early")
+        }
+        again.waitForBuilds()
+        let rebuilt = try #require(again.index.current(key, now: Date()))
+        #expect(rebuilt.hash != hash && reopened.get(rebuilt.hash, partition: partition) != nil, "stored before it was published")
+    }
+
+    /// A first dictionary whose store write fails (its record's path is taken by a directory) stays
+    /// offered and is served from memory; the group's next content builds again in the background,
+    /// stored before it is offered; a restart forgets the one that was never stored.
+    @Test func firstDictionaryWhoseStoreWriteFailsIsServedFromMemoryUntilARebuildIsStored() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention())
+        let rules = try Self.historyRule()
+        let rule = try #require(rules.rules.first)
+        let history = try #require(HistoryDictionaries(rules: rules, store: store, library: DictionaryLibrary(store: store),
+                                                       partitionSecret: [], logger: Logger(label: "test")))
+        let middleware = HistoryDictionaryMiddleware(history: history)
+        let alice: HTTPFields = [.authorization: "Bearer alice"]
+        let partition = history.partition(of: alice, rule: rule)
+        let key = HistoryDictionaryIndex.GroupKey(rule: "chats", group: "42", partition: partition)
+        let served = Mutex(0)
+        let upstream: @Sendable () -> [UInt8] = { Self.body(served.withLock { $0 += 1; return $0 }) }
+        let bytes = Self.body(1) + Self.body(2)
+        let hash = SHA256.hash(bytes)
+        let url = "/api/chats/42/.dcserve-dictionary/\(hash.hex)"
+        let obstacle = dir + "/" + hash.hex + ".json"
+        try FileManager.default.createDirectory(atPath: obstacle, withIntermediateDirectories: false)
+        _ = try Self.get("/api/chats/42/messages", alice, through: middleware, upstream: upstream)
+        let completing = try Self.get("/api/chats/42/messages", alice, through: middleware, upstream: upstream)
+        #expect(completing.head.headerFields[HistoryDictionaryMiddleware.link] == "<\(url)>; rel=\"compression-dictionary\"")
+        history.waitForBuilds()
+        #expect(store.get(hash, partition: partition) == nil, "the write failed")
+        #expect(history.index.current(key, now: Date())?.hash == hash, "still offered")
+        let fetched = try Self.get(url, alice, through: middleware, upstream: upstream)
+        guard case .bytes(let body) = fetched.body else { Issue.record("not a byte body"); return }
+        #expect(fetched.head.status == .ok && body == bytes, "served from memory")
+        try FileManager.default.removeItem(atPath: obstacle)
+        // firstBuildBytes of new content: a background build (the group has a dictionary), stored first.
+        for _ in 3...4 { _ = try Self.get("/api/chats/42/messages", alice, through: middleware, upstream: upstream) }
+        history.waitForBuilds()
+        let second = try #require(history.index.current(key, now: Date()))
+        #expect(second.hash != hash && store.get(second.hash, partition: partition) != nil)
+        #expect(history.index.verdict(hash, partition: partition, path: "/api/chats/42/m", now: Date()) != .refused,
+                "clients holding the first one keep using it")
+        try store.flush()
+        let reopened = try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention())
+        let again = try #require(HistoryDictionaries(rules: rules, store: reopened, library: DictionaryLibrary(store: reopened),
+                                                     partitionSecret: [], logger: Logger(label: "test")))
+        #expect(again.index.current(key, now: Date())?.hash == second.hash)
+        #expect(again.index.verdict(hash, partition: partition, path: "/api/chats/42/m", now: Date()) == .notHistory)
+    }
+
     @Test func builderCapsTheGroupsItTracks() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dir) }

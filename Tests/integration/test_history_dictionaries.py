@@ -204,6 +204,55 @@ def test_after_a_rebuild_old_and_new_dictionaries_both_work(proxy, api, first):
         assert dcz_with_zstd_cli(body, dictionary) == expected
 
 
+def test_early_link_on_the_response_completing_the_first_dictionary(dcserve_bin, api, tmp_path):
+    """The response whose body brings a new chat's window to firstBuildBytes already carries the Link
+    to the dictionary built from the window (that body included); the URL answers right after, the
+    next fetch naming it is delta-coded, and after a graceful restart (pending store writes drained)
+    the URL still answers from the store."""
+    config = history_config(tmp_path, api.base)  # firstBuildBytes 1500, maxBytes 8192
+    server = DCServe(dcserve_bin, ["--config", config])
+    try:
+        status, _, body = request(server.port, "/api/chats", {**auth("alice"), "Content-Type": "application/json"},
+                                  "POST", json.dumps({"with": "bob"}).encode())
+        assert status == 201, body
+        chat = json.loads(body)["chat"]
+        bodies: list[bytes] = []
+        for i in range(20):
+            post(server.port, chat, "alice" if i % 2 == 0 else "bob", f"Message {i} about the tram line budget.")
+            status, headers, body = request(server.port, f"/api/chats/{chat}/messages?since=0",
+                                            {**auth("alice"), "Accept-Encoding": "identity"})
+            assert status == 200
+            bodies.append(body)
+            found = link_of(headers)
+            if sum(map(len, bodies)) < 1500:
+                assert found is None, f"Link before firstBuildBytes (fetch {i + 1})"
+                continue
+            assert found, f"fetch {i + 1} completed the first dictionary ({sum(map(len, bodies))} bytes) but carries no Link"
+            break
+        else:
+            raise AssertionError("firstBuildBytes never reached")
+        url, hex_hash = found
+        dictionary = b"".join(bodies)
+        assert hashlib.sha256(dictionary).hexdigest() == hex_hash, "the window's bodies, newest last"
+        status, headers, body = request(server.port, url, {**auth("alice"), "Accept-Encoding": "identity"})
+        assert status == 200 and body == dictionary, (status, body[:100])
+        assert headers["Use-As-Dictionary"] == f'match="/api/chats/{chat}/*", id="chat:{chat}"'
+        post(server.port, chat, "bob", "Bob: the figures are in the shared folder.")
+        path = f"/api/chats/{chat}/messages?since=0"
+        status, headers, body = request(server.port, path, {**auth("alice"), "Accept-Encoding": "dcz",
+                                                            "Available-Dictionary": available(dictionary)})
+        assert status == 200 and headers["Content-Encoding"] == "dcz", dict(headers)
+        assert dcz_with_zstd_cli(body, dictionary) == direct(api, path, "alice")
+    finally:
+        code = server.stop()
+    assert code == 0, "graceful shutdown"
+    with DCServe(dcserve_bin, ["--config", config]) as again:
+        status, _, body = request(again.port, url, {**auth("alice"), "Accept-Encoding": "identity"})
+        assert status == 200 and body == dictionary, "the store holds it after a graceful restart"
+        status, _, _ = request(again.port, url, {**auth("bob"), "Accept-Encoding": "identity"})
+        assert status == 404
+
+
 def test_metrics_count_built_offered_fetched_used(proxy, first):
     status, _, body = proxy.get("/metrics", admin=True)
     assert status == 200
