@@ -291,13 +291,18 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
 
         var decision = negotiate(request, out.head.headerFields, resource: resource, path: path, scope: scope,
                                  effects: &effects, partition: partition ?? "")
-        // A small body negotiated to dcb/dcz without both sizes known: encode the other one too and
-        // send the smaller. The decision is then recorded once it is final (that computation is never
-        // memoised: the rival's encode is a variant-cache miss).
+        // A small body negotiated to dcb/dcz (or br/zstd) without both sizes known: encode the other
+        // one of the pair too and send the smaller. The decision is then recorded once it is final
+        // (that computation is never memoised: the rival's encode is a variant-cache miss).
         let rival: ContentCoding? = {
-            guard case .dictionary(let coding, let hash) = decision else { return nil }
-            let other = DictionaryCodingComparison.counterpart(of: coding)
-            return DictionaryCodingComparison.rival(
+            let (coding, hash): (ContentCoding, DictionaryHash?)
+            switch decision {
+            case .dictionary(let c, let h): (coding, hash) = (c, h)
+            case .plain(let c, _) where c != .identity: (coding, hash) = (c, nil)
+            default: return nil
+            }
+            guard let other = SmallBodyCodingComparison.counterpart(of: coding) else { return nil }
+            return SmallBodyCodingComparison.rival(
                 of: coding, request: request.head.headerFields, allowed: settings.preference, bodySize: resource.count,
                 rivalSizeKnown: variants.bestEntry(resource: resource.hash, dictionary: hash, coding: other) != nil)
         }()
@@ -323,9 +328,17 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             return (.text(.notAcceptable, "406 Not Acceptable: no content coding the client accepts can be produced"), true)
         case .plain(.identity, let r):
             outcome = .plain("identity", reason(r))
-        case .plain(let coding, let r):
-            if let (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: nil, effects: &effects,
+        case .plain(var coding, let r):
+            if var (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: nil, effects: &effects,
                                                    refineLater: advertising?.isLive != true) {
+                // A small body: the smaller of br and zstd (both end up in the variant cache).
+                if let rival, let (other, otherTime) = self.variant(of: resource, coding: rival, dictionary: nil,
+                                                         effects: &effects, refineLater: advertising?.isLive != true),
+                   other.bytes.count < variant.bytes.count {
+                    (coding, variant) = (rival, other)
+                    encodeTime = otherTime.map { $0 + (encodeTime ?? .zero) } ?? encodeTime
+                    decision = .plain(rival, reason: r)
+                }
                 apply(variant, coding: coding, dictionary: nil, to: &out)
                 timing = ServerTiming(coding: coding, level: variant.level, encodeTime: encodeTime)
                 outcome = .plain(coding.rawValue, reason(r))

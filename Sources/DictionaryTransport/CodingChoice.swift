@@ -5,9 +5,10 @@ import DictionaryCodec
 /// Order: highest client weight first; among equal weights, the smallest body when the size of
 /// **every** tied candidate is known (e.g. all variants cached), otherwise the server preference
 /// `dcz > dcb > zstd > br > gzip > identity` (``preferenceOrder``) — except that when preference
-/// picks a dictionary coding whose size is known, the smallest tied dictionary coding of known size
-/// wins (dcb and dcz against the same dictionary are compared whatever unknown gzip/deflate tie
-/// with them). Nothing with weight > 0 → ``Outcome/notAcceptable`` (the only case for a 406).
+/// picks a coding of a pair (``comparedBySize(_:_:)``: dcb and dcz, or zstd and br) whose size is
+/// known, the smallest tied coding of that pair of known size wins (dcb and dcz against the same
+/// dictionary, or zstd and br, are compared whatever unknown gzip/deflate tie with them). Nothing
+/// with weight > 0 → ``Outcome/notAcceptable`` (the only case for a 406).
 public enum CodingChoice {
     /// A coding the server can produce, with the size of its body when already known.
     public struct Candidate: Hashable, Sendable {
@@ -46,8 +47,17 @@ public enum CodingChoice {
             return .coding(pick.coding)
         }
         let preferred = tied.min { rank($0.coding) < rank($1.coding) }!
-        guard preferred.coding.usesDictionary, preferred.size != nil else { return .coding(preferred.coding) }
-        let sized = tied.filter { $0.coding.usesDictionary && $0.size != nil }
+        guard preferred.size != nil else { return .coding(preferred.coding) }
+        let sized = tied.filter { comparedBySize(preferred.coding, $0.coding) && $0.size != nil }
         return .coding(sized.min { a, b in (a.size!, rank(a.coding)) < (b.size!, rank(b.coding)) }!.coding)
+    }
+
+    /// Whether `a` and `b` are the same pair of codings that a server encodes both ways for a small
+    /// body: the dictionary codings (dcb, dcz), or zstd and br. Reflexive.
+    public static func comparedBySize(_ a: ContentCoding, _ b: ContentCoding) -> Bool {
+        if a == b { return true }
+        if a.usesDictionary || b.usesDictionary { return a.usesDictionary && b.usesDictionary }
+        let pair: Set<ContentCoding> = [.zstd, .br]
+        return pair.contains(a) && pair.contains(b)
     }
 }

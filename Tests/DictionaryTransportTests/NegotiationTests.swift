@@ -233,6 +233,21 @@ import Testing
                        sizes: [.dcz: 6_011, .dcb: 10]) == .dictionary(.dcz, referenceHash))
     }
 
+    /// The same for a plain answer: with `gzip, deflate, br, zstd` the gzip size is never known, yet a
+    /// known, smaller br must beat a known, larger zstd (the server encodes both for a small body).
+    @Test func smallerKnownOfZstdAndBrotliWinsWhateverElseTies() {
+        let plain: [(String, String)] = [("accept-encoding", "gzip, deflate, br, zstd")]
+        #expect(decide(request(base: plain), sizes: [.zstd: 192, .br: 142]) == .plain(.br, reason: .noDictionaryOffered))
+        #expect(decide(request(base: plain), sizes: [.zstd: 130, .br: 142]) == .plain(.zstd, reason: .noDictionaryOffered))
+        #expect(decide(request(base: plain), sizes: [.zstd: 142, .br: 142]) == .plain(.zstd, reason: .noDictionaryOffered))
+        // Only one size known: preference decides.
+        #expect(decide(request(base: plain), sizes: [.br: 10]) == .plain(.zstd, reason: .noDictionaryOffered))
+        // Every tied size known (the server produces no deflate): the smallest of all.
+        #expect(decide(request(base: plain), sizes: [.zstd: 192, .br: 300, .gzip: 100]) == .plain(.gzip, reason: .noDictionaryOffered))
+        #expect(CodingChoice.comparedBySize(.dcb, .dcz) && CodingChoice.comparedBySize(.br, .zstd))
+        #expect(!CodingChoice.comparedBySize(.br, .dcb) && !CodingChoice.comparedBySize(.gzip, .zstd))
+    }
+
     @Test func unknownHashFallsBackToOrdinaryCoding() {
         #expect(decide(request(), known: nil) == .plain(.zstd, reason: .unknownHash))
         let other = DictionaryCandidate(hash: DictionaryHash(bytes: [UInt8](repeating: 1, count: 32))!, pattern: Self.stored.pattern)

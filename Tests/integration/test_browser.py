@@ -135,7 +135,7 @@ def run_bundle_flow(browser: Chromium, server: DCServe, coding: str, origin: str
     assert got["page"]["length"] == len(V2) and got["page"]["sha256"] == hashlib.sha256(V2).hexdigest()
 
 
-#: dcserve sends the smaller of dcb and dcz for small bodies (DictionaryCodingComparison); the dcz
+#: dcserve sends the smaller of dcb and dcz for small bodies (SmallBodyCodingComparison); the dcz
 #: tests leave dcb out of the codings it produces, so Chromium's dcz decoding is what they exercise.
 DCZ_ONLY = {"DCSERVE_COMPRESSION_PREFERENCE": "dcz,zstd,br,gzip"}
 

@@ -46,7 +46,7 @@ def test_chromium_gets_latest_news_as_a_delta(dcserve_bin, tmp_path):
             got = fetch_checked(browser, "/latest_news")
             assert got["sent"]["available-dictionary"] == available(v1)
             # A delta either way: for a small body dcserve encodes both dictionary codings Chromium accepts and
-            # sends the smaller (DictionaryCodingComparison); the page checks the decoded bytes below.
+            # sends the smaller (SmallBodyCodingComparison); the page checks the decoded bytes below.
             assert got["received"].get("content-encoding") in ("dcb", "dcz"), (got["received"], server.logs()[-3000:])
             assert got["page"]["status"] == 200
             assert got["page"]["length"] == len(today) and got["page"]["sha256"] == hashlib.sha256(today).hexdigest()

@@ -9,14 +9,15 @@ import Synchronization
 import Testing
 
 /// Issue #16 / #13 item 6: for a small body negotiated to a dictionary coding, the middleware
-/// encodes dcb and dcz and sends the smaller (checked against independent encodes at the same
-/// levels); large bodies, unequal client weights and a single offered coding keep one encode.
-@Suite struct DictionaryCodingComparisonTests {
+/// encodes dcb and dcz and sends the smaller; for one negotiated to brotli or zstd, the smaller of
+/// those two (checked against independent encodes at the same levels); large bodies, unequal client
+/// weights and a single offered coding keep one encode.
+@Suite struct SmallBodyCodingComparisonTests {
     /// Chat-like English: brotli's built-in dictionary and shorter header make dcb the smaller here.
     static let dictionaryBytes = Array((0..<12).map {
         "{\"id\":\($0),\"author\":\"Alice Martin\",\"text\":\"Are we still on for the review on Thursday morning?\"}\n"
     }.joined().utf8)
-    /// Above `compression.minimumBytes` (256), far below ``DictionaryCodingComparison/maximumBodyBytes``.
+    /// Above `compression.minimumBytes` (256), far below ``SmallBodyCodingComparison/maximumBodyBytes``.
     static let small = Array(["Yes, I will bring the quarterly figures and the minutes.", "Should we invite the council too?",
                               "Only if they read the report before Thursday.", "Fine, I will send it to them tonight."]
         .enumerated().map { "{\"id\":\(12 + $0.offset),\"author\":\"Bob Okafor\",\"text\":\"\($0.element)\"}\n" }.joined().utf8)
@@ -26,8 +27,8 @@ import Testing
     struct PathHandler: HTTPHandler {
         func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
             let path = request.pathWithoutQuery
-            let body = path.hasSuffix("/dict") ? DictionaryCodingComparisonTests.dictionaryBytes
-                : path.hasSuffix("/large") ? DictionaryCodingComparisonTests.large : DictionaryCodingComparisonTests.small
+            let body = path.hasSuffix("/dict") ? SmallBodyCodingComparisonTests.dictionaryBytes
+                : path.hasSuffix("/large") ? SmallBodyCodingComparisonTests.large : SmallBodyCodingComparisonTests.small
             respond(HTTPServerResponse(status: .ok, headerFields: [.contentType: "application/json", .cacheControl: "max-age=60"],
                                        body: .bytes(body)))
         }
@@ -79,12 +80,33 @@ import Testing
         #expect(smaller == .dcb, "this chat text is smaller as dcb (\(dcb.count) B) than as dcz (\(dcz.count) B)")
     }
 
+    @Test(arguments: ["br, zstd", "zstd, br", "gzip, deflate, br, zstd"])
+    func smallBodyGetsTheSmallerPlainCoding(accept: String) throws {
+        let (m, dir) = try Self.middleware()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let br = try Brotli.encode(Self.small, level: 11)
+        let zstd = try Zstd.encode(Self.small, level: 19)
+        let (smaller, expected): (ContentCoding, [UInt8]) = br.count < zstd.count ? (.br, br) : (.zstd, zstd)
+        for round in 0..<2 {  // the second time both variants are cached: negotiation decides alone
+            let (head, body) = try Self.get(m, "/chat/1", [.acceptEncoding: accept])
+            #expect(head.headerFields[.contentEncoding] == smaller.rawValue, "round \(round): br \(br.count) B, zstd \(zstd.count) B")
+            #expect(body.count == expected.count)
+            #expect(try smaller.decode(body, dictionary: nil) == Self.small)
+        }
+        #expect(smaller == .br, "this chat text is smaller as br (\(br.count) B) than as zstd (\(zstd.count) B), zstd being preferred")
+        // A large body keeps the preferred coding and one encode.
+        let (head, body) = try Self.get(m, "/chat/large", [.acceptEncoding: accept])
+        #expect(head.headerFields[.contentEncoding] == "zstd", "server preference: zstd before br")
+        #expect(try ContentCoding.zstd.decode(body, dictionary: nil) == Self.large)
+        #expect(m.variants.bestEntry(resource: SHA256.hash(Self.large), dictionary: nil, coding: .br) == nil, "no second encode")
+    }
+
     @Test func largeBodyOrUnequalWeightsKeepThePreferredCodingAndOneEncode() throws {
         let (m, dir) = try Self.middleware()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         _ = try Self.get(m, "/chat/dict", [:])
         let hash = SHA256.hash(Self.dictionaryBytes)
-        #expect(Self.large.count > DictionaryCodingComparison.maximumBodyBytes)
+        #expect(Self.large.count > SmallBodyCodingComparison.maximumBodyBytes)
         #expect(Self.small.count > 256)
         let (head, body) = try Self.get(m, "/chat/large", Self.offer("dcb, dcz"))
         #expect(head.headerFields[.contentEncoding] == "dcz", "server preference: dcz first")
@@ -99,16 +121,22 @@ import Testing
     @Test func rivalIsTheOtherDictionaryCodingOnlyWhenItCanWin() {
         let both: HTTPFields = [.acceptEncoding: "dcb, dcz"]
         let all: [ContentCoding] = [.dcz, .dcb, .br]
-        #expect(DictionaryCodingComparison.rival(of: .dcz, request: both, allowed: all, bodySize: 100, rivalSizeKnown: false) == .dcb)
-        #expect(DictionaryCodingComparison.rival(of: .dcb, request: both, allowed: all, bodySize: 100, rivalSizeKnown: false) == .dcz)
-        #expect(DictionaryCodingComparison.rival(of: .dcz, request: both, allowed: all, bodySize: 100, rivalSizeKnown: true) == nil)
-        #expect(DictionaryCodingComparison.rival(of: .dcz, request: both, allowed: [.dcz, .br], bodySize: 100, rivalSizeKnown: false) == nil)
-        #expect(DictionaryCodingComparison.rival(of: .dcz, request: [.acceptEncoding: "dcz"], allowed: all, bodySize: 100,
+        #expect(SmallBodyCodingComparison.rival(of: .dcz, request: both, allowed: all, bodySize: 100, rivalSizeKnown: false) == .dcb)
+        #expect(SmallBodyCodingComparison.rival(of: .dcb, request: both, allowed: all, bodySize: 100, rivalSizeKnown: false) == .dcz)
+        #expect(SmallBodyCodingComparison.rival(of: .dcz, request: both, allowed: all, bodySize: 100, rivalSizeKnown: true) == nil)
+        #expect(SmallBodyCodingComparison.rival(of: .dcz, request: both, allowed: [.dcz, .br], bodySize: 100, rivalSizeKnown: false) == nil)
+        #expect(SmallBodyCodingComparison.rival(of: .dcz, request: [.acceptEncoding: "dcz"], allowed: all, bodySize: 100,
                                                  rivalSizeKnown: false) == nil)
-        #expect(DictionaryCodingComparison.rival(of: .dcz, request: [.acceptEncoding: "dcz, dcb;q=0.9"], allowed: all,
+        #expect(SmallBodyCodingComparison.rival(of: .dcz, request: [.acceptEncoding: "dcz, dcb;q=0.9"], allowed: all,
                                                  bodySize: 100, rivalSizeKnown: false) == nil)
-        #expect(DictionaryCodingComparison.rival(of: .dcz, request: both, allowed: all,
-                                                 bodySize: DictionaryCodingComparison.maximumBodyBytes + 1, rivalSizeKnown: false) == nil)
-        #expect(DictionaryCodingComparison.rival(of: .br, request: both, allowed: all, bodySize: 100, rivalSizeKnown: false) == nil)
+        #expect(SmallBodyCodingComparison.rival(of: .dcz, request: both, allowed: all,
+                                                 bodySize: SmallBodyCodingComparison.maximumBodyBytes + 1, rivalSizeKnown: false) == nil)
+        #expect(SmallBodyCodingComparison.rival(of: .br, request: both, allowed: all, bodySize: 100, rivalSizeKnown: false) == nil)
+        let plain: HTTPFields = [.acceptEncoding: "gzip, br, zstd"]
+        #expect(SmallBodyCodingComparison.rival(of: .zstd, request: plain, allowed: [.zstd, .br], bodySize: 100, rivalSizeKnown: false) == .br)
+        #expect(SmallBodyCodingComparison.rival(of: .br, request: plain, allowed: [.zstd, .br], bodySize: 100, rivalSizeKnown: false) == .zstd)
+        #expect(SmallBodyCodingComparison.rival(of: .zstd, request: plain, allowed: [.zstd, .gzip], bodySize: 100, rivalSizeKnown: false) == nil)
+        #expect(SmallBodyCodingComparison.rival(of: .gzip, request: plain, allowed: [.zstd, .br, .gzip], bodySize: 100,
+                                                rivalSizeKnown: false) == nil)
     }
 }
