@@ -295,6 +295,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         // one of the pair too and send the smaller. The decision is then recorded once it is final
         // (that computation is never memoised: the rival's encode is a variant-cache miss).
         let rival: ContentCoding? = {
+            guard settings.compareSmallBodies else { return nil }
             let (coding, hash): (ContentCoding, DictionaryHash?)
             switch decision {
             case .dictionary(let c, let h): (coding, hash) = (c, h)

@@ -47,6 +47,11 @@ import Testing
         #expect(try await ConfigurationLoader.load(file: store, environment: [:]).store.readThreads == 3)
         #expect(try await ConfigurationLoader.load(file: store, environment: ["DCSERVE_STORE_READ_THREADS": "12"]).store.readThreads == 12)
         #expect(try await ConfigurationLoader.load(file: try file("{}"), environment: [:]).store.readThreads == 8)
+        let compare = try file(#"{"compression": {"compareSmallBodies": false}}"#)
+        #expect(try await ConfigurationLoader.load(file: compare, environment: [:]).compression.compareSmallBodies == false)
+        #expect(try await ConfigurationLoader.load(file: compare, environment: ["DCSERVE_COMPRESSION_COMPARE_SMALL_BODIES": "true"])
+            .compression.compareSmallBodies == true)
+        #expect(try await ConfigurationLoader.load(file: try file("{}"), environment: [:]).compression.compareSmallBodies == true)
     }
 
     @Test func refusesBadConfigurationNamingTheKey() async throws {
@@ -58,6 +63,7 @@ import Testing
         try await expectError(#"{"store": {"readThreads": 0}}"#, key: "store.readThreads")
         try await expectError(#"{"store": {"readThreads": 257}}"#, key: "store.readThreads")
         try await expectError(#"{"compression": {"preference": ["lzma"]}}"#, key: "compression.preference")
+        try await expectError(#"{"compression": {"compareSmallBodies": "yes"}}"#, key: "compression.compareSmallBodies")
         try await expectError(#"{"compression": {"levels": {"dcb": {"fast": 3}}}}"#, key: "compression.levels.dcb.fast")
         try await expectError(#"{"dictionaries": {"rules": ["a"], "a": {"maxAge": 5}}}"#, key: "dictionaries.a.match")
         try await expectError(#"{"dictionaries": {"rules": ["a"], "a": {"match": "/x", "maxAge": 0}}}"#, key: "dictionaries.a.maxAge")

@@ -36,9 +36,10 @@ import Testing
 
     static let levels: [ContentCoding: Int] = [.dcz: 19, .dcb: 11, .zstd: 19, .br: 11, .gzip: 6]
 
-    static func middleware() throws -> (DictionaryCompressionMiddleware, String) {
+    static func middleware(compare: Bool = true) throws -> (DictionaryCompressionMiddleware, String) {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("codingcmp-\(UUID().uuidString)").path
         var settings = DCServeConfiguration.Compression()
+        settings.compareSmallBodies = compare
         settings.fastLevels = levels
         settings.bestLevels = levels  // no background re-encode changes a size during the test
         let store = try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention())
@@ -99,6 +100,21 @@ import Testing
         #expect(head.headerFields[.contentEncoding] == "zstd", "server preference: zstd before br")
         #expect(try ContentCoding.zstd.decode(body, dictionary: nil) == Self.large)
         #expect(m.variants.bestEntry(resource: SHA256.hash(Self.large), dictionary: nil, coding: .br) == nil, "no second encode")
+    }
+
+    /// `compression.compareSmallBodies: false`: server preference alone, one encode per body.
+    @Test func comparisonOffKeepsThePreferredCodingAndOneEncode() throws {
+        let (m, dir) = try Self.middleware(compare: false)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (head, body) = try Self.get(m, "/chat/1", [.acceptEncoding: "gzip, deflate, br, zstd"])
+        #expect(head.headerFields[.contentEncoding] == "zstd")
+        #expect(try ContentCoding.zstd.decode(body, dictionary: nil) == Self.small)
+        #expect(m.variants.bestEntry(resource: SHA256.hash(Self.small), dictionary: nil, coding: .br) == nil, "no second encode")
+        _ = try Self.get(m, "/chat/dict", [:])
+        let (delta, _) = try Self.get(m, "/chat/1", Self.offer("gzip, deflate, br, zstd, dcb, dcz"))
+        #expect(delta.headerFields[.contentEncoding] == "dcz", "server preference: dcz first")
+        #expect(m.variants.bestEntry(resource: SHA256.hash(Self.small), dictionary: SHA256.hash(Self.dictionaryBytes),
+                                     coding: .dcb) == nil, "no second encode")
     }
 
     @Test func largeBodyOrUnequalWeightsKeepThePreferredCodingAndOneEncode() throws {

@@ -94,6 +94,7 @@ public enum ConfigurationLoader {
         c.compression.dictionaryMemoryBytes = try r.int("compression.dictionaryMemoryBytes") ?? c.compression.dictionaryMemoryBytes
         c.compression.precompress = try r.bool("compression.precompress") ?? c.compression.precompress
         c.compression.serverTiming = try r.bool("compression.serverTiming") ?? c.compression.serverTiming
+        c.compression.compareSmallBodies = try r.bool("compression.compareSmallBodies") ?? c.compression.compareSmallBodies
         c.admin.enabled = try r.bool("admin.enabled") ?? c.admin.enabled
         c.admin.host = try r.string("admin.host") ?? c.admin.host
         c.admin.port = try r.int("admin.port") ?? c.admin.port

@@ -8,7 +8,7 @@ enum ConfigurationSchema {
         "site": ["root"],
         "store": ["path", "maxBytes", "maxEntriesPerRule", "retainAfterExpirySeconds", "kind", "postgres", "cacheMaxBytes",
                   "housekeepingSeconds", "readThreads"],
-        "compression": ["preference", "minimumBytes", "variantCacheBytes", "dictionaryMemoryBytes", "precompress", "levels", "serverTiming"],
+        "compression": ["preference", "minimumBytes", "variantCacheBytes", "dictionaryMemoryBytes", "precompress", "levels", "serverTiming", "compareSmallBodies"],
         "admin": ["enabled", "host", "port", "metricsPath"],
         "health": ["livenessPath", "readinessPath", "accessLog"],
     ]
