@@ -14,8 +14,8 @@ import Synchronization
 /// `buildMillisecondsPerMinute`) make the raw dictionary (newest content last) with its metadata
 /// (rule, scoped `match`, `id` naming the group, partition, max-age = lifetime), and come in two kinds:
 ///
-/// - **First build** (no dictionary in the index for the group): made on the request path (a copy of
-///   at most `maxDictionaryBytes` and its SHA-256), put in the library and published in the
+/// - **First build** (no dictionary in the index for the group, and at most
+///   ``maxRequestPathBytes``): made on the request path (a copy and its SHA-256), put in the library and published in the
 ///   ``HistoryDictionaryIndex`` at once, and returned by `collect`: the response whose body completed
 ///   it carries its `Link` ("early Link"), and a request naming it or fetching its URL right after
 ///   is answered from memory. Its durable store write (fsync) is queued on the rule's background
@@ -64,6 +64,11 @@ public final class HistoryDictionaryBuilder: Sendable {
 
     private let state: Mutex<State>
 
+    /// Largest first dictionary made on the request path (a copy and a SHA-256 of it on the event
+    /// loop: tens of microseconds at this size). A larger one (`maxBytes` and `firstBuildBytes`
+    /// configured beyond it) is built in the background like a rebuild: stored, then offered.
+    static let maxRequestPathBytes = 64 << 10
+
     init(rule: DictionaryRuleSet.Rule, store: any DictionaryStore, library: DictionaryLibrary, index: HistoryDictionaryIndex,
          metrics: HistoryDictionaryMetrics, logger: Logger, clock: @escaping @Sendable () -> Date = Date.init) {
         precondition(rule.history != nil && rule.historyGroup != nil, "not a history rule")
@@ -106,6 +111,7 @@ public final class HistoryDictionaryBuilder: Sendable {
             // The index is only asked here, on the rare path that builds (its lock nests inside ours;
             // it never calls back).
             let first = slot.lastBuild == nil && index.current(key, now: now) == nil
+                && min(slot.window.totalBytes, settings.maxDictionaryBytes) <= Self.maxRequestPathBytes
             slot.building = true
             slot.window.markBuilt()
             slot.lastBuild = now

@@ -331,6 +331,34 @@ import Testing
         #expect(again.index.verdict(hash, partition: partition, path: "/api/chats/42/m", now: Date()) == .notHistory)
     }
 
+    /// A first dictionary larger than ``HistoryDictionaryBuilder/maxRequestPathBytes`` is not made on
+    /// the request path: `collect` returns nothing, and the background build stores it before it is
+    /// published.
+    @Test func largeFirstDictionaryIsBuiltInTheBackground() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention())
+        let limit = HistoryDictionaryBuilder.maxRequestPathBytes
+        let history = try #require(HistoryDictionaries(
+            rules: try Self.historyRule { $0.firstBuildBytes = limit + 1; $0.maxDictionaryBytes = 2 * limit; $0.windowBytes = 4 * limit },
+            store: store, library: DictionaryLibrary(store: store), partitionSecret: [], logger: Logger(label: "test")))
+        let builder = try #require(history.builders["chats"])
+        let key = HistoryDictionaryIndex.GroupKey(rule: "chats", group: "42", partition: "p1")
+        let big = Array(repeating: UInt8(ascii: "a"), count: limit) + Self.body(1)
+        #expect(builder.collect(big, groupValue: "42", partition: "p1") == nil, "not on the request path")
+        builder.waitForBuilds()
+        let member = try #require(history.index.current(key, now: Date()))
+        #expect(try #require(store.get(member.hash, partition: "p1")).bytes == big)
+        // At the limit, the first dictionary is still offered by the response that completes it.
+        let small = try #require(HistoryDictionaries(
+            rules: try Self.historyRule { $0.firstBuildBytes = limit; $0.maxDictionaryBytes = limit; $0.windowBytes = 2 * limit },
+            store: store, library: DictionaryLibrary(store: store), partitionSecret: [], logger: Logger(label: "test")))
+        let early = try #require(small.builders["chats"]).collect(Array(repeating: UInt8(ascii: "b"), count: limit),
+                                                                   groupValue: "7", partition: "p1")
+        #expect(early != nil)
+        try #require(small.builders["chats"]).waitForBuilds()
+    }
+
     @Test func builderCapsTheGroupsItTracks() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
