@@ -2,7 +2,8 @@
 a small message fetch, and the next dictionary's download (its URL lies in the chat's scope, so it is
 fetched naming the current dictionary), each come as the smaller of dcb and dcz. Sizes are checked
 against the other coding requested alone (served from the variant cache: same bytes), bodies are
-decoded with the brotli and zstd CLIs.
+decoded with the brotli and zstd CLIs. A plain small fetch (no dictionary yet) comes as the smaller of
+br and zstd the same way.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import json
 import pathlib
 
 from dcserve_server import DCServe
-from decoders import dcb_with_brotli_cli, dcz_with_zstd_cli
+from decoders import dcb_with_brotli_cli, dcz_with_zstd_cli, decode_plain
 from test_history_dictionaries import auth, available, converse_until_link, direct, history_config, post, request
 from upstream_support import ExampleAPI
 
@@ -65,3 +66,32 @@ def test_chromium_gets_the_smaller_of_dcb_and_dcz_for_messages_and_the_next_dict
             assert hashlib.sha256(second).hexdigest() == next_hex
             assert min(sizes.values()) < len(second) // 2, f"the next dictionary ({len(second)} B) came as a delta: {sizes}"
             print("next dictionary:", len(second), "B as", sizes, "->", coding)
+
+
+def test_chromium_gets_the_smaller_of_br_and_zstd_for_a_small_plain_fetch(dcserve_bin, tmp_path, brotli_cli):
+    """Before any dictionary: Chromium's `gzip, deflate, br, zstd` (zstd preferred by the server) gets
+    the smaller of br and zstd, checked against each requested alone, twice (the second time both sizes
+    are cached and negotiation decides alone), decoded with the brotli CLI and python-zstandard."""
+    with ExampleAPI() as api:
+        config = json.loads(pathlib.Path(history_config(tmp_path, api.base)).read_text())
+        config["compression"]["levels"] = {"br": {"fast": 5, "best": 5}, "zstd": {"fast": 3, "best": 3}}
+        (tmp_path / "plain.json").write_text(json.dumps(config))
+        with DCServe(dcserve_bin, ["--config", str(tmp_path / "plain.json")]) as s:
+            path = "/api/chats/2/messages?since=0"
+            expected = direct(api, path, "alice")
+            assert 256 < len(expected) < 16384, len(expected)
+            sent = []
+            for _ in range(2):
+                status, headers, body = request(s.port, path, {**auth("alice"), "Accept-Encoding": "gzip, deflate, br, zstd"})
+                assert status == 200 and "Link" not in headers
+                assert decode_plain(body, headers["Content-Encoding"], brotli_cli) == expected
+                sent.append((headers["Content-Encoding"], body))
+            alone = {}
+            for coding in ("br", "zstd"):
+                status, headers, body = request(s.port, path, {**auth("alice"), "Accept-Encoding": coding})
+                assert status == 200 and headers["Content-Encoding"] == coding
+                assert decode_plain(body, coding, brotli_cli) == expected
+                alone[coding] = body
+            smaller = min(alone, key=lambda c: (len(alone[c]), c != "zstd"))
+            assert sent == [(smaller, alone[smaller])] * 2, ([(c, len(b)) for c, b in sent], {c: len(b) for c, b in alone.items()})
+            assert smaller == "br", f"chat JSON is smaller as brotli here: { {c: len(b) for c, b in alone.items()} }"
