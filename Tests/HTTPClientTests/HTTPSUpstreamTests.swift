@@ -13,15 +13,10 @@ import TestPKI
 @Suite("HTTPClient over TLS against openssl s_server", .serialized)
 struct HTTPSUpstreamTests {
     /// Starts `openssl s_server -www` on a free port; returns the process and port once it accepts.
-    func startServer(_ pki: TestCertificates) throws -> (Process, Int) {
+    func startServer(_ pki: TestCertificates) throws -> (ChildProcess, Int) {
         let port = refusedPort()
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        p.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", pki.path("server.pem"),
-                       "-key", pki.path("server.key"), "-www", "-quiet"]
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
+        let p = try ChildProcess.spawn("/usr/bin/openssl", ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", pki.path("server.pem"),
+                                                             "-key", pki.path("server.key"), "-www", "-quiet"])
         let up = eventually {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             defer { close(fd) }
@@ -39,9 +34,9 @@ struct HTTPSUpstreamTests {
     }
 
     /// s_server does not stop on SIGTERM: SIGKILL by PID, then reap it.
-    func stopServer(_ p: Process) {
-        kill(p.processIdentifier, SIGKILL)
-        p.waitUntilExit()
+    func stopServer(_ p: ChildProcess) {
+        p.kill(SIGKILL)
+        p.wait()
     }
 
     func client(port: Int, host: String, caFile: String) -> (HTTPClient, EventLoop, EventLoopGroup) {

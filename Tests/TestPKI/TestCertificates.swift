@@ -46,14 +46,9 @@ public struct TestCertificates: Sendable {
         return directory
     }
 
+    /// Runs the openssl CLI to its end (``ChildProcess``: not Foundation's `Process`, whose wait can hang).
     private func openssl(_ arguments: [String]) throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        p.arguments = arguments
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else { throw OpenSSLFailed(arguments: arguments, status: p.terminationStatus) }
+        let status = try ChildProcess.run("/usr/bin/openssl", arguments)
+        guard status == 0 else { throw OpenSSLFailed(arguments: arguments, status: status) }
     }
 }
