@@ -35,9 +35,10 @@ enum SmallBodyCodingComparison {
     /// this dictionary for a dictionary coding) is not known yet, and the body is at most
     /// ``maximumBodyBytes``.
     static func rival(of chosen: ContentCoding, request: HTTPFields, allowed: [ContentCoding],
-                      bodySize: Int, rivalSizeKnown: Bool) -> ContentCoding? {
-        guard bodySize <= maximumBodyBytes, !rivalSizeKnown, let other = counterpart(of: chosen),
-              allowed.contains(other) else { return nil }
+                      bodySize: Int, rivalSizeKnown: @autoclosure () -> Bool) -> ContentCoding? {
+        // The size lookup (a variant-cache probe) last: only for a small body with a counterpart.
+        guard bodySize <= maximumBodyBytes, let other = counterpart(of: chosen), allowed.contains(other),
+              !rivalSizeKnown() else { return nil }
         let accept = AcceptEncoding(request)
         let weight = accept.weight(of: chosen)
         return weight > 0 && accept.weight(of: other) == weight ? other : nil

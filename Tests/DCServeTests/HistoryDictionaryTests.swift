@@ -109,6 +109,12 @@ import Testing
         return try DictionaryRuleSet(rules: [rule], outOfBand: [])
     }
 
+    /// The history side of a server over `store` (its own library, no partition secret).
+    static func history(_ rules: DictionaryRuleSet, store: any DictionaryStore) throws -> HistoryDictionaries {
+        try #require(HistoryDictionaries(rules: rules, store: store, library: DictionaryLibrary(store: store),
+                                         partitionSecret: [], logger: Logger(label: "test")))
+    }
+
     static func body(_ i: Int) -> [UInt8] {
         Array("{\"id\":\(i),\"text\":\"message number \(i) about the tram line\",\"author\":\"alice\"}".utf8)
     }
@@ -118,8 +124,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention())
         let rules = try Self.historyRule()
-        let history = try #require(HistoryDictionaries(rules: rules, store: store, library: DictionaryLibrary(store: store),
-                                                       partitionSecret: [], logger: Logger(label: "test")))
+        let history = try Self.history(rules, store: store)
         let builder = try #require(history.builders["chats"])
         let key = HistoryDictionaryIndex.GroupKey(rule: "chats", group: "42", partition: "p1")
         builder.collect(Self.body(1), groupValue: "42", partition: "p1")
@@ -152,8 +157,7 @@ import Testing
         // A restart rebuilds the index from the store's records.
         try store.flush()
         let reopened = try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention())
-        let again = try #require(HistoryDictionaries(rules: rules, store: reopened, library: DictionaryLibrary(store: reopened),
-                                                     partitionSecret: [], logger: Logger(label: "test")))
+        let again = try Self.history(rules, store: reopened)
         #expect(again.index.current(key, now: Date())?.hash == second.hash)
         #expect(again.index.verdict(first.hash, partition: "p1", path: "/api/chats/42/m", now: Date()) != .refused)
         #expect(again.index.verdict(first.hash, partition: "p2", path: "/api/chats/42/m", now: Date()) == .refused)
@@ -167,8 +171,7 @@ import Testing
         let store = try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention())
         let rules = try Self.historyRule()
         let rule = try #require(rules.rules.first)
-        let history = try #require(HistoryDictionaries(rules: rules, store: store, library: DictionaryLibrary(store: store),
-                                                       partitionSecret: [], logger: Logger(label: "test")))
+        let history = try Self.history(rules, store: store)
         let alice: HTTPFields = [.authorization: "Bearer alice"]
         let partition = history.partition(of: alice, rule: rule)
         let builder = try #require(history.builders["chats"])
@@ -176,8 +179,7 @@ import Testing
         builder.waitForBuilds()
         let current = try #require(history.index.current(.init(rule: "chats", group: "42", partition: partition), now: Date()))
         // A fresh library over the same store: the bytes are on disk only.
-        let cold = try #require(HistoryDictionaries(rules: rules, store: store, library: DictionaryLibrary(store: store),
-                                                    partitionSecret: [], logger: Logger(label: "test")))
+        let cold = try Self.history(rules, store: store)
         #expect(!cold.library.isLoaded(current.hash))
         let middleware = HistoryDictionaryMiddleware(history: cold)
         let url = HistoryDictionaryURL.path(for: current.hash, groupPath: "/api/chats/42", pattern: current.pattern)
@@ -226,8 +228,7 @@ import Testing
         defer { store.open() }
         let rules = try Self.historyRule()
         let rule = try #require(rules.rules.first)
-        let history = try #require(HistoryDictionaries(rules: rules, store: store, library: DictionaryLibrary(store: store),
-                                                       partitionSecret: [], logger: Logger(label: "test")))
+        let history = try Self.history(rules, store: store)
         let middleware = HistoryDictionaryMiddleware(history: history)
         let alice: HTTPFields = [.authorization: "Bearer alice"], bob: HTTPFields = [.authorization: "Bearer bob"]
         let partition = history.partition(of: alice, rule: rule)
@@ -267,8 +268,7 @@ import Testing
         #expect(stored.metadata.rule == "chats" && stored.metadata.maxAge == 3600)
         try store.flush()
         let reopened = try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention())
-        let again = try #require(HistoryDictionaries(rules: rules, store: reopened, library: DictionaryLibrary(store: reopened),
-                                                     partitionSecret: [], logger: Logger(label: "test")))
+        let again = try Self.history(rules, store: reopened)
         let key = HistoryDictionaryIndex.GroupKey(rule: "chats", group: "42", partition: partition)
         #expect(again.index.current(key, now: Date())?.hash == hash)
         // After the restart the group has a dictionary (with a fresh window): its next build is a
@@ -293,8 +293,7 @@ import Testing
         let store = try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention())
         let rules = try Self.historyRule()
         let rule = try #require(rules.rules.first)
-        let history = try #require(HistoryDictionaries(rules: rules, store: store, library: DictionaryLibrary(store: store),
-                                                       partitionSecret: [], logger: Logger(label: "test")))
+        let history = try Self.history(rules, store: store)
         let middleware = HistoryDictionaryMiddleware(history: history)
         let alice: HTTPFields = [.authorization: "Bearer alice"]
         let partition = history.partition(of: alice, rule: rule)
@@ -325,8 +324,7 @@ import Testing
                 "clients holding the first one keep using it")
         try store.flush()
         let reopened = try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention())
-        let again = try #require(HistoryDictionaries(rules: rules, store: reopened, library: DictionaryLibrary(store: reopened),
-                                                     partitionSecret: [], logger: Logger(label: "test")))
+        let again = try Self.history(rules, store: reopened)
         #expect(again.index.current(key, now: Date())?.hash == second.hash)
         #expect(again.index.verdict(hash, partition: partition, path: "/api/chats/42/m", now: Date()) == .notHistory)
     }
@@ -339,9 +337,9 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention())
         let limit = HistoryDictionaryBuilder.maxRequestPathBytes
-        let history = try #require(HistoryDictionaries(
-            rules: try Self.historyRule { $0.firstBuildBytes = limit + 1; $0.maxDictionaryBytes = 2 * limit; $0.windowBytes = 4 * limit },
-            store: store, library: DictionaryLibrary(store: store), partitionSecret: [], logger: Logger(label: "test")))
+        let history = try Self.history(try Self.historyRule {
+            $0.firstBuildBytes = limit + 1; $0.maxDictionaryBytes = 2 * limit; $0.windowBytes = 4 * limit
+        }, store: store)
         let builder = try #require(history.builders["chats"])
         let key = HistoryDictionaryIndex.GroupKey(rule: "chats", group: "42", partition: "p1")
         let big = Array(repeating: UInt8(ascii: "a"), count: limit) + Self.body(1)
@@ -350,9 +348,9 @@ import Testing
         let member = try #require(history.index.current(key, now: Date()))
         #expect(try #require(store.get(member.hash, partition: "p1")).bytes == big)
         // At the limit, the first dictionary is still offered by the response that completes it.
-        let small = try #require(HistoryDictionaries(
-            rules: try Self.historyRule { $0.firstBuildBytes = limit; $0.maxDictionaryBytes = limit; $0.windowBytes = 2 * limit },
-            store: store, library: DictionaryLibrary(store: store), partitionSecret: [], logger: Logger(label: "test")))
+        let small = try Self.history(try Self.historyRule {
+            $0.firstBuildBytes = limit; $0.maxDictionaryBytes = limit; $0.windowBytes = 2 * limit
+        }, store: store)
         let early = try #require(small.builders["chats"]).collect(Array(repeating: UInt8(ascii: "b"), count: limit),
                                                                    groupValue: "7", partition: "p1")
         #expect(early != nil)
@@ -363,9 +361,7 @@ import Testing
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention())
-        let history = try #require(HistoryDictionaries(rules: try Self.historyRule { $0.maxGroups = 3 }, store: store,
-                                                       library: DictionaryLibrary(store: store), partitionSecret: [],
-                                                       logger: Logger(label: "test")))
+        let history = try Self.history(try Self.historyRule { $0.maxGroups = 3 }, store: store)
         let builder = try #require(history.builders["chats"])
         for g in 0..<10 { builder.collect(Self.body(g), groupValue: Substring("\(g)"), partition: "p") }
         #expect(builder.groupCount == 3)
