@@ -29,6 +29,8 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
     let server: UpstreamServer
     private let pool: LoopPool
     private var loop: EventLoop { pool.loop }
+    /// `drive()` is queued for the end of the loop's round (`begin`).
+    private var driveIsDeferred = false
 
     private var transport: (any ByteTransport)?
     private var connected = false
@@ -261,8 +263,14 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
         }
         if connected {
             enterSendPhase()
-            drive()
+            // Inside a loop batch the request leaves with the round's other writes (EventLoop.deferFlush).
+            if driveIsDeferred || loop.deferFlush(self) { driveIsDeferred = true } else { drive() }
         }
+    }
+
+    func flushDeferred() {
+        driveIsDeferred = false
+        if !isClosed && exchange != nil { drive() }
     }
 
     /// Back in the pool: read only to notice the server closing. A `Keep-Alive: timeout=N` from the

@@ -22,6 +22,11 @@ import Synchronization
 /// per loop that sweeps its members (timeouts are seconds; the sweep tick is a fraction of the
 /// shortest configured timeout), instead of one timer source per member.
 ///
+/// Writes made while a round is handled wait for its end (`deferFlush`): the upstream requests and
+/// client responses of one round then leave back to back, so each peer is woken once for the round
+/// instead of once per write while this loop is still busy (bench/proxy: the loopback deliveries'
+/// wake-ups cost dcserve ~2 µs of kernel time per proxied request before, nginx ~0.8 µs).
+///
 /// Sockets are registered once (`EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET`) and never modified:
 /// a member remembers readiness edges itself and pauses reading by ignoring them
 /// (see the server's `Connection.handleEvents`). Events carry the member's id, not its descriptor, so an event
@@ -48,6 +53,8 @@ public final class EventLoop: @unchecked Sendable {
     private let lingerNanoseconds: Int
     /// Members read in the current round, to be handled once all ready sockets are read.
     private var roundReads: [any EventLoopMember] = []
+    /// Members whose writes wait for the end of the current round (``deferFlush(_:)``).
+    private var deferredFlushes: [any EventLoopMember] = []
     /// Members whose reading resumed while input may be pending; read after the current batch.
     private var pendingReads: [any EventLoopMember] = []
     private var inBatch = false
@@ -129,6 +136,39 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
+    /// Inside a batch: queues `member.flushDeferred()` for the end of the current round and returns
+    /// true, so the writes of every request and response handled in the round leave together (the
+    /// peers — upstream servers, clients — wake once for the round instead of once per write while
+    /// this loop still works). Outside a batch: false, the caller writes now. A member asks once per
+    /// round (it remembers that it asked). On `queue`.
+    public func deferFlush(_ member: any EventLoopMember) -> Bool {
+        guard inBatch else { return false }
+        deferredFlushes.append(member)
+        return true
+    }
+
+    /// Ends a round: the reads resumed during it, then the deferred writes, until neither is left (a
+    /// write that completes a response may resume reading, and a read may answer and write again).
+    /// Bounded: what is still pending after 16 passes continues on the queue, outside the batch.
+    private func settleRound() {
+        for _ in 0..<16 {
+            drainPendingReads()
+            runDeferredFlushes()
+            if pendingReads.isEmpty || drainScheduled { return }
+        }
+        drainScheduled = true
+        queue.async { self.drainScheduled = false; self.drainPendingReads() }
+    }
+
+    /// Runs the deferred writes (a write may complete a response and queue more: repeated until none).
+    private func runDeferredFlushes() {
+        while !deferredFlushes.isEmpty {
+            let batch = deferredFlushes
+            deferredFlushes = []
+            for member in batch { member.flushDeferred() }
+        }
+    }
+
     private func runBatches() {
         inBatch = true
         // Rounds while the set keeps producing events (under load, replies to the last batch's
@@ -155,10 +195,10 @@ public final class EventLoop: @unchecked Sendable {
             }
             for member in roundReads { member.finishPrefetch() }
             roundReads.removeAll(keepingCapacity: true)
-            drainPendingReads()
+            settleRound()
             if batchTime.uptimeNanoseconds - start.uptimeNanoseconds > maxBatchNanoseconds { break }
         }
-        drainPendingReads()
+        settleRound()
         inBatch = false
     }
 

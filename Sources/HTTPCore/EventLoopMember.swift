@@ -24,12 +24,16 @@ public protocol EventLoopMember: AnyObject {
     func finishPrefetch()
     /// Called after `EventLoop.scheduleRead(self)`: read input that may be waiting. Default: nothing.
     func readPending()
+    /// Called at the end of the round after `EventLoop.deferFlush(self)` returned true: write what
+    /// is pending. Default: nothing.
+    func flushDeferred()
 }
 
 extension EventLoopMember {
     public func prefetch(_ mask: UInt32) -> Bool { handleEvents(mask); return false }
     public func finishPrefetch() {}
     public func readPending() {}
+    public func flushDeferred() {}
 }
 
 /// The process-wide allocator of `EventLoopMember.id`s. Thread-safe (one atomic). Never returns 0.

@@ -94,6 +94,8 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     private var currentNote: (any CustomStringConvertible & Sendable)?
     private var continueSent = false
     private var inProcessInput = false
+    /// A `flush()` is queued for the end of the loop's round (``flushSoon()``).
+    private var flushIsDeferred = false
     private var inFlush = false
     /// pthread id of the thread running the handler synchronously on `queue`, else 0.
     private let handlerThread = Atomic<UInt>(0)
@@ -351,7 +353,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         }
         resumeReading()
         inProcessInput = false
-        flush()
+        flushSoon()
     }
 
     private func updateReadDeadline() {
@@ -491,7 +493,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
             stream = writer
             DispatchQueue.global().async { body.produce(writer) }
         }
-        if !inProcessInput { flush() }
+        if !inProcessInput { flushSoon() }
     }
 
     /// Queues an in-memory body. Small ones are copied behind the head (one write for both); larger
@@ -604,6 +606,18 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     }
 
     // MARK: Writing
+
+    /// `flush()` now, or at the end of the loop's current round when called inside a batch
+    /// (``EventLoop/deferFlush(_:)``): a round's responses then leave together.
+    private func flushSoon() {
+        if flushIsDeferred { return }
+        if loop.deferFlush(self) { flushIsDeferred = true } else { flush() }
+    }
+
+    func flushDeferred() {
+        flushIsDeferred = false
+        if !isClosed && !inFlush { flush() }
+    }
 
     /// Writes as much pending output as the socket takes; waits for writability when it is full.
     private func flush() {

@@ -28,6 +28,53 @@ private final class EchoMember: EventLoopMember, @unchecked Sendable {
     func checkDeadline(_ now: DispatchTime) { deadlinesChecked.add(1, ordering: .relaxed) }
 }
 
+/// What members of one test did, in order (shared between them and the test).
+private final class EventLog: Sendable {
+    private let entries = Mutex<[String]>([])
+    func append(_ entry: String) { entries.withLock { $0.append(entry) } }
+    var all: [String] { entries.withLock { $0 } }
+}
+
+/// A member that, on input, drains it and defers its "write" (`EventLoop.deferFlush`), logging both;
+/// its deferred write may resume reading (`scheduleRead`) once, as a completed response does.
+private final class DeferringMember: EventLoopMember, @unchecked Sendable {
+    let id = EventLoopMemberID.next()
+    let name: String
+    let descriptor: Int32
+    let loop: EventLoop
+    let log: EventLog
+    var resumeOnFlush = false
+
+    init(_ name: String, descriptor: Int32, loop: EventLoop, log: EventLog) {
+        (self.name, self.descriptor, self.loop, self.log) = (name, descriptor, loop, log)
+    }
+
+    func handleEvents(_ mask: UInt32) {
+        guard mask & 0x001 != 0 else { return }  // EPOLLIN
+        var buffer = [UInt8](repeating: 0, count: 256)
+        var got = 0
+        while case let n = read(descriptor, &buffer, buffer.count), n > 0 { got += n }
+        guard got > 0 else { return }
+        let deferred = loop.deferFlush(self)
+        log.append("handle \(name) deferred=\(deferred)")
+    }
+
+    func flushDeferred() {
+        log.append("flush \(name)")
+        if resumeOnFlush {
+            resumeOnFlush = false
+            loop.scheduleRead(self)
+        }
+    }
+
+    func readPending() {
+        log.append("readPending \(name)")
+        _ = loop.deferFlush(self)  // answering again: its write joins the same batch
+    }
+
+    func checkDeadline(_ now: DispatchTime) {}
+}
+
 @Suite("EventLoop: members of any kind on one loop")
 struct EventLoopTests {
     @Test func membersGetTheirEventsAndDeadlineSweeps() throws {
@@ -53,6 +100,38 @@ struct EventLoopTests {
         usleep(20_000)
         loop.queue.sync {}
         #expect(member.received.withLock { $0.count } == before)
+    }
+
+    /// The writes of a round leave together: every member handled in the round asks to write
+    /// (`deferFlush` answers true), and the loop calls each one's `flushDeferred` only after all of
+    /// them were handled, still inside the batch (a read a write resumes, and that read's own write,
+    /// run before the batch ends). Outside a batch `deferFlush` answers false: write now.
+    @Test func writesDeferredInARoundRunAfterEveryMemberOfTheRoundWasHandled() throws {
+        let group = EventLoopGroup(count: 1, sweepInterval: .seconds(1), linger: .zero)
+        let loop = group.loops[0]
+        let log = EventLog()
+        var members: [(DeferringMember, Int32, Int32)] = []
+        for name in ["a", "b", "c"] {
+            var pair: [Int32] = [0, 0]
+            #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+            _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
+            members.append((DeferringMember(name, descriptor: pair[0], loop: loop, log: log), pair[0], pair[1]))
+        }
+        defer { for (_, a, b) in members { close(a); close(b) } }
+        members[1].0.resumeOnFlush = true
+        for (member, descriptor, _) in members { #expect(loop.queue.sync { loop.register(member, descriptor: descriptor) }) }
+        #expect(loop.queue.sync { loop.deferFlush(members[0].0) } == false)  // not in a batch
+
+        // All three inputs arrive while the loop is busy, so one round harvests them together.
+        loop.queue.sync { for (_, _, peer) in members { _ = write(peer, "x", 1) } }
+        for _ in 0..<500 where log.all.count < 8 { usleep(10_000) }
+        loop.queue.sync {}
+        let entries = log.all
+        let handles = entries.prefix(3)
+        #expect(Set(handles) == ["handle a deferred=true", "handle b deferred=true", "handle c deferred=true"])
+        #expect(Set(entries[3..<6]) == ["flush a", "flush b", "flush c"])
+        #expect(Array(entries[6...]) == ["readPending b", "flush b"])
+        for (member, descriptor, _) in members { loop.queue.sync { loop.deregister(member, descriptor: descriptor) } }
     }
 
     @Test func memberIDsAreUniqueAcrossThreads() async {
