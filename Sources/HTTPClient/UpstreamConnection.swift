@@ -263,8 +263,12 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
         }
         if connected {
             enterSendPhase()
-            // Inside a loop batch the request leaves with the round's other writes (EventLoop.deferFlush).
-            if driveIsDeferred || loop.deferFlush(self) { driveIsDeferred = true } else { drive() }
+            // Inside a loop batch a small request leaves with the round's other writes (EventLoop.deferFlush).
+            if driveIsDeferred || (out.count <= EventLoop.deferredWriteLimit && loop.deferFlush(self)) {
+                driveIsDeferred = true
+            } else {
+                drive()
+            }
         }
     }
 

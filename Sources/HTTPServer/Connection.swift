@@ -607,11 +607,16 @@ final class Connection: EventLoopMember, @unchecked Sendable {
 
     // MARK: Writing
 
-    /// `flush()` now, or at the end of the loop's current round when called inside a batch
-    /// (``EventLoop/deferFlush(_:)``): a round's responses then leave together.
+    /// `flush()` now, or — for small output (no file, at most `EventLoop.deferredWriteLimit` bytes)
+    /// inside a batch — at the end of the loop's current round (``EventLoop/deferFlush(_:)``): a
+    /// round's small responses then leave together.
     private func flushSoon() {
         if flushIsDeferred { return }
-        if loop.deferFlush(self) { flushIsDeferred = true } else { flush() }
+        if pendingFile == nil && pendingOutput <= EventLoop.deferredWriteLimit && loop.deferFlush(self) {
+            flushIsDeferred = true
+        } else {
+            flush()
+        }
     }
 
     func flushDeferred() {
