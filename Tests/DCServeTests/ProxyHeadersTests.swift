@@ -182,6 +182,7 @@ import Testing
         "HTTP/1.1 203 Fine Then\r\nconnection: X-Private-Hop, KEEP-ALIVE, close,, Bad Token\r\nX-PRIVATE-hop: s\r\nClose: c\r\nx-end: kept\r\nTransfer-Encoding: chunked\r\n\r\n",
         "HTTP/1.1 404 \r\nVia: 1.1 a\r\nvia: 1.0 b, 1.1 c\r\nTE: trailers\r\nTrailer: X\r\nUpgrade: h2c\r\nProxy-Authenticate: Basic\r\nContent-Length: 0\r\n\r\n",
         "HTTP/1.0 200 OK\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\nX-Obs: caf\u{E9}\r\nProxy-Connection: keep-alive\r\nConnection: Upgrade, te\r\nContent-Length: 0\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nConnection: ,\tX-A\t ,\t, x-b,\r\nX-A: 1\r\nX-B: 2\r\nX-C: 3\r\nConnection: \r\nContent-Length: 0\r\n\r\n",
     ])
     func parsedHeadGivesTheSameHeadInOnePass(raw: String) throws {
         var parser = ResponseParser()

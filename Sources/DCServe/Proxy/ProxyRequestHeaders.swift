@@ -92,11 +92,13 @@ public enum ProxyRequestHeaders {
             fields.append(HTTPField(name: via, value: vias!))
         }
         var out = request
-        switch policy.host {
-        case .keep: out.authority = request.authority ?? context.upstreamAuthority
-        case .upstream: out.authority = context.upstreamAuthority
-        case .fixed(let value): out.authority = value
+        let authority: String = switch policy.host {
+        case .keep: request.authority ?? context.upstreamAuthority
+        case .upstream: context.upstreamAuthority
+        case .fixed(let value): value
         }
+        // Set only when it changes: the setter copies the request's shared pseudo-field storage.
+        if authority != request.authority { out.authority = authority }
         out.headerFields = fields
         return out
     }

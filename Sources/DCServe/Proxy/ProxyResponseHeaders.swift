@@ -43,9 +43,19 @@ public enum ProxyResponseHeaders {
             // Names `Connection` lists beyond the always-removed ones, lower-case (rare: usually none).
             var listed: [[UInt8]] = []
             for i in 0..<ranges.count where lowercaseEquals(name(i), connectionBytes) {
-                for member in value(i).split(separator: UInt8(ascii: ",")) {
-                    let token = member.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
-                    guard !token.isEmpty, !HopByHopFields.isHopByHop(token: token),
+                // Comma-separated members, OWS trimmed, empty ones skipped; scanned in place (the usual
+                // `keep-alive` allocates nothing).
+                let v = value(i)
+                var start = 0
+                while start < v.count {
+                    var end = start
+                    while end < v.count && v[end] != UInt8(ascii: ",") { end += 1 }
+                    var a = start, b = end
+                    while a < b && (v[a] == 0x20 || v[a] == 0x09) { a += 1 }
+                    while b > a && (v[b - 1] == 0x20 || v[b - 1] == 0x09) { b -= 1 }
+                    start = end + 1
+                    let token = UnsafeBufferPointer(rebasing: v[a..<b])
+                    guard !token.isEmpty, !HopByHopFields.isHopByHop(nameBytes: token),
                           HTTPField.Name(String(decoding: token, as: UTF8.self)) != nil else { continue }
                     listed.append(token.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 })
                 }
