@@ -22,8 +22,8 @@ import Synchronization
 /// per loop that sweeps its members (timeouts are seconds; the sweep tick is a fraction of the
 /// shortest configured timeout), instead of one timer source per member.
 ///
-/// Writes made while a round is handled wait for its end (`deferFlush`): the upstream requests and
-/// client responses of one round then leave back to back, so each peer is woken once for the round
+/// Small writes made while a round is handled wait for its end (`deferFlush`): the upstream requests
+/// and client responses of one round then leave back to back, so each peer is woken once for the round
 /// instead of once per write while this loop is still busy (bench/proxy: the loopback deliveries'
 /// wake-ups cost dcserve ~2 µs of kernel time per proxied request before, nginx ~0.8 µs).
 ///
@@ -142,9 +142,10 @@ public final class EventLoop: @unchecked Sendable {
     /// this loop still works). Outside a batch: false, the caller writes now. A member asks once per
     /// round (it remembers that it asked). On `queue`.
     ///
-    /// Only for small writes (at most ``deferredWriteLimit`` bytes pending): large bodies of a round
-    /// sent back to back at its end overflow the peers' socket buffers (partial writes, waits for
-    /// writability) — bench/proxy 100 KB went from 61 to 104 µs of CPU per request when they waited.
+    /// Members defer only small writes (at most ``deferredWriteLimit`` bytes pending): large bodies
+    /// of a round sent back to back at its end overflow the peers' socket buffers (partial writes,
+    /// waits for writability) — bench/proxy 100 KB went from 61 to 104 µs of CPU per request when
+    /// they waited.
     public func deferFlush(_ member: any EventLoopMember) -> Bool {
         guard inBatch else { return false }
         deferredFlushes.append(member)
