@@ -302,7 +302,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             case .plain(let c, _) where c != .identity: (coding, hash) = (c, nil)
             default: return nil
             }
-            guard let other = SmallBodyCodingComparison.counterpart(of: coding) else { return nil }
+            guard let other = CodingChoice.counterpart(of: coding) else { return nil }
             return SmallBodyCodingComparison.rival(
                 of: coding, request: request.head.headerFields, allowed: settings.preference, bodySize: resource.count,
                 rivalSizeKnown: variants.bestEntry(resource: resource.hash, dictionary: hash, coding: other) != nil)

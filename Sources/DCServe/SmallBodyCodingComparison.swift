@@ -19,25 +19,15 @@ enum SmallBodyCodingComparison {
     /// Largest identity body for which both codings of a pair are encoded.
     static let maximumBodyBytes = 16 << 10
 
-    /// The other coding of `coding`'s pair: dcb ↔ dcz, br ↔ zstd; nil for gzip and identity.
-    static func counterpart(of coding: ContentCoding) -> ContentCoding? {
-        switch coding {
-        case .dcz: .dcb
-        case .dcb: .dcz
-        case .zstd: .br
-        case .br: .zstd
-        default: nil
-        }
-    }
-
-    /// The coding to encode as well as `chosen`, or nil: its counterpart when the server produces it
+    /// The coding to encode as well as `chosen`, or nil: its counterpart
+    /// (``CodingChoice/counterpart(of:)``) when the server produces it
     /// (`allowed`), the client gives it the same weight as `chosen`, its size (for this body, and
     /// this dictionary for a dictionary coding) is not known yet, and the body is at most
     /// ``maximumBodyBytes``.
     static func rival(of chosen: ContentCoding, request: HTTPFields, allowed: [ContentCoding],
                       bodySize: Int, rivalSizeKnown: @autoclosure () -> Bool) -> ContentCoding? {
         // The size lookup (a variant-cache probe) last: only for a small body with a counterpart.
-        guard bodySize <= maximumBodyBytes, let other = counterpart(of: chosen), allowed.contains(other),
+        guard bodySize <= maximumBodyBytes, let other = CodingChoice.counterpart(of: chosen), allowed.contains(other),
               !rivalSizeKnown() else { return nil }
         let accept = AcceptEncoding(request)
         let weight = accept.weight(of: chosen)

@@ -55,9 +55,17 @@ public enum CodingChoice {
     /// Whether `a` and `b` are the same pair of codings that a server encodes both ways for a small
     /// body: the dictionary codings (dcb, dcz), or zstd and br. Reflexive.
     public static func comparedBySize(_ a: ContentCoding, _ b: ContentCoding) -> Bool {
-        if a == b { return true }
-        if a.usesDictionary || b.usesDictionary { return a.usesDictionary && b.usesDictionary }
-        let pair: Set<ContentCoding> = [.zstd, .br]
-        return pair.contains(a) && pair.contains(b)
+        a == b || counterpart(of: a) == b
+    }
+
+    /// The other coding of `coding`'s pair: dcb ↔ dcz, br ↔ zstd; nil for gzip and identity.
+    public static func counterpart(of coding: ContentCoding) -> ContentCoding? {
+        switch coding {
+        case .dcz: .dcb
+        case .dcb: .dcz
+        case .zstd: .br
+        case .br: .zstd
+        default: nil
+        }
     }
 }
