@@ -76,7 +76,7 @@ public final class DCServeApplication: @unchecked Sendable {
         (store, sharedStore) = try DictionaryStoreAssembly.make(c.store)
         library = DictionaryLibrary(store: store, maxBytes: c.compression.dictionaryMemoryBytes, storeReadThreads: c.store.readThreads)
         if let tiered = store as? TieredDictionaryStore {
-            tiered.onRemoval { [library] hash, _ in library.forget(hash) }
+            tiered.onRemoval { [library] hash, partition in library.forget(hash, partition: partition) }
         }
         readiness = Readiness(storePath: c.store.path, degradation: DictionaryStoreAssembly.degradation(of: sharedStore))
         let health = HealthMiddleware(livenessPath: c.health.livenessPath, readinessPath: c.health.readinessPath,
@@ -179,7 +179,7 @@ public final class DCServeApplication: @unchecked Sendable {
     static func housekeep(store: any DictionaryStore, library: DictionaryLibrary, logger: Logger) {
         do { try store.flush() } catch { logger.error("cannot flush dictionary store", metadata: ["error": "\(error)"]) }
         // The store logs each removal (once); the library only forgets it.
-        for removal in store.prune(now: Date()) { library.forget(removal.hash) }
+        for removal in store.prune(now: Date()) { library.forget(removal.hash, partition: removal.partition) }
     }
 
     /// Ends all background work and flushes the store, in order: precompression stops walking (and

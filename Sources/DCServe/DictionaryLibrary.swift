@@ -13,36 +13,53 @@ import Synchronization
 /// so forms prepared since then may exceed it until the next addition. The newest dictionary is
 /// always kept. The store is the source of truth and re-verifies bytes whenever it loads them from disk.
 ///
-/// Partitions: each loaded dictionary remembers the partition it was loaded or inserted for (nil =
-/// shared) and is handed out only for that partition; any other partition's lookup goes to the store,
+/// Partitions: each loaded dictionary is kept under (hash, partition it was loaded or inserted for;
+/// nil = shared) and handed out only for that pair; any other partition's lookup goes to the store,
 /// which answers by (partition, hash) — so a hash never reaches another partition through this cache.
+/// Identical bytes loaded for several partitions share one `CompressionDictionary` (and its prepared
+/// forms): the bytes are content-addressed.
 public final class DictionaryLibrary: Sendable {
+    /// A loaded dictionary's key.
+    struct Key: Hashable {
+        let hash: DictionaryHash
+        let partition: String?
+    }
+
     private struct State {
-        typealias Entry = (dictionary: CompressionDictionary, candidate: DictionaryCandidate, tick: UInt64, partition: String?)
-        var loaded: [DictionaryHash: Entry] = [:]
+        typealias Entry = (dictionary: CompressionDictionary, candidate: DictionaryCandidate, tick: UInt64)
+        var loaded: [Key: Entry] = [:]
         var tick: UInt64 = 0
         var generation: UInt64 = 0
 
-        /// Marks the loaded `hash` as just used; its index, or nil when it is not loaded.
-        mutating func markUsed(_ hash: DictionaryHash) -> Dictionary<DictionaryHash, Entry>.Index? {
-            guard let i = loaded.index(forKey: hash) else { return nil }
+        /// Marks the loaded `key` as just used; its index, or nil when it is not loaded.
+        mutating func markUsed(_ key: Key) -> Dictionary<Key, Entry>.Index? {
+            guard let i = loaded.index(forKey: key) else { return nil }
             tick &+= 1
             loaded.values[i].tick = tick
             return i
         }
 
-        /// Adds `entry` under `hash`, then drops least recently used dictionaries (never the one just
+        /// The dictionary object loaded for `hash` under any partition (to share its prepared forms).
+        func anyLoaded(_ hash: DictionaryHash) -> CompressionDictionary? {
+            loaded.first { $0.key.hash == hash }?.value.dictionary
+        }
+
+        /// Bytes plus prepared forms of the loaded dictionaries, each shared object once.
+        var footprint: Int {
+            var seen = Set<DictionaryHash>()
+            return loaded.reduce(0) { sum, entry in seen.insert(entry.key.hash).inserted ? sum + entry.value.dictionary.memoryFootprint : sum }
+        }
+
+        /// Adds `entry` under `key`, then drops least recently used dictionaries (never the one just
         /// added) while more than `capacity` are loaded or their footprint exceeds `maxBytes`.
-        mutating func add(_ hash: DictionaryHash, _ dictionary: CompressionDictionary, _ candidate: DictionaryCandidate,
-                          partition: String?, capacity: Int, maxBytes: Int) {
+        mutating func add(_ key: Key, _ dictionary: CompressionDictionary, _ candidate: DictionaryCandidate,
+                          capacity: Int, maxBytes: Int) {
             tick &+= 1
             generation &+= 1
-            loaded[hash] = (dictionary, candidate, tick, partition)
-            var footprint = loaded.values.reduce(0) { $0 + $1.dictionary.memoryFootprint }
+            loaded[key] = (dictionary, candidate, tick)
             // The entry just added has the highest tick, so it is never the least recently used.
             while loaded.count > 1 && (loaded.count > capacity || footprint > maxBytes),
-                  let victim = loaded.min(by: { $0.value.tick < $1.value.tick }), victim.key != hash {
-                footprint -= victim.value.dictionary.memoryFootprint
+                  let victim = loaded.min(by: { $0.value.tick < $1.value.tick }), victim.key != key {
                 loaded.removeValue(forKey: victim.key)
             }
         }
@@ -74,8 +91,7 @@ public final class DictionaryLibrary: Sendable {
 
     /// Dictionaries loaded now, and their footprint (bytes plus prepared forms).
     public var usage: (count: Int, bytes: Int) {
-        let entries = state.withLock { Array($0.loaded.values) }
-        return (entries.count, entries.reduce(0) { $0 + $1.dictionary.memoryFootprint })
+        state.withLock { ($0.loaded.count, $0.footprint) }
     }
 
     /// The dictionary with `hash` and what negotiation needs to know about it; nil when the store
@@ -83,18 +99,19 @@ public final class DictionaryLibrary: Sendable {
     /// `partition` nil = the shared dictionaries; a partition id = that partition's only.
     public func lookup(_ hash: DictionaryHash, partition: String? = nil)
         -> (dictionary: CompressionDictionary, candidate: DictionaryCandidate)? {
+        let key = Key(hash: hash, partition: partition)
         if let hit = state.withLock({ s -> (CompressionDictionary, DictionaryCandidate)? in
-            guard let i = s.loaded.index(forKey: hash), s.loaded.values[i].partition == partition else { return nil }
-            return s.markUsed(hash).map { (s.loaded.values[$0].dictionary, s.loaded.values[$0].candidate) }
+            s.markUsed(key).map { (s.loaded.values[$0].dictionary, s.loaded.values[$0].candidate) }
         }) {
             return hit
         }
         guard let stored = store.get(hash, partition: partition), let candidate = stored.metadata.candidate(hash: hash) else {
             return nil
         }
-        let dictionary = CompressionDictionary(bytes: stored.bytes)
+        let prepared = state.withLock { $0.anyLoaded(hash) }
+        let dictionary = prepared ?? CompressionDictionary(bytes: stored.bytes)
         guard dictionary.hash == hash else { return nil }
-        state.withLock { s in s.add(hash, dictionary, candidate, partition: partition, capacity: capacity, maxBytes: maxBytes) }
+        state.withLock { s in s.add(key, dictionary, candidate, capacity: capacity, maxBytes: maxBytes) }
         return (dictionary, candidate)
     }
 
@@ -103,21 +120,20 @@ public final class DictionaryLibrary: Sendable {
     /// a caller on an event loop can move such a lookup — a disk read and SHA-256, or a PostgreSQL
     /// round trip — to a worker queue first.
     public func needsStoreRead(_ hash: DictionaryHash, partition: String?) -> Bool {
-        let loaded = state.withLock { s in
-            s.loaded.index(forKey: hash).map { s.loaded.values[$0].partition == partition } ?? false
-        }
+        let loaded = state.withLock { $0.loaded.index(forKey: Key(hash: hash, partition: partition)) != nil }
         return !loaded && store.metadata(hash, partition: partition) != nil
     }
 
     /// Whether `hash` is loaded now (under any partition).
-    public func isLoaded(_ hash: DictionaryHash) -> Bool { state.withLock { $0.loaded.index(forKey: hash) != nil } }
+    public func isLoaded(_ hash: DictionaryHash) -> Bool { state.withLock { $0.anyLoaded(hash) != nil } }
 
     /// Adds a dictionary the caller just made (a live response, before the store has written it), so
     /// the next request can use it at once. The bytes are the caller's; `dictionary.hash` is their hash.
     /// `partition`: the partition it belongs to (nil = shared).
     public func insert(_ dictionary: CompressionDictionary, candidate: DictionaryCandidate, partition: String? = nil) {
         state.withLock { s in
-            s.add(dictionary.hash, dictionary, candidate, partition: partition, capacity: capacity, maxBytes: maxBytes)
+            let shared = s.anyLoaded(dictionary.hash) ?? dictionary
+            s.add(Key(hash: dictionary.hash, partition: partition), shared, candidate, capacity: capacity, maxBytes: maxBytes)
         }
     }
 
@@ -126,16 +142,13 @@ public final class DictionaryLibrary: Sendable {
     /// loaded.
     @discardableResult
     public func touch(_ hash: DictionaryHash, partition: String? = nil) -> Bool {
-        state.withLock { s in
-            guard let i = s.loaded.index(forKey: hash), s.loaded.values[i].partition == partition else { return false }
-            return s.markUsed(hash) != nil
-        }
+        state.withLock { $0.markUsed(Key(hash: hash, partition: partition)) != nil }
     }
 
-    /// Forgets a dictionary (e.g. after retention removed it from the store).
-    public func forget(_ hash: DictionaryHash) {
+    /// Forgets the dictionary of (`partition`, `hash`) (e.g. after retention removed it from the store).
+    public func forget(_ hash: DictionaryHash, partition: String?) {
         state.withLock { s in
-            if s.loaded.removeValue(forKey: hash) != nil { s.generation &+= 1 }
+            if s.loaded.removeValue(forKey: Key(hash: hash, partition: partition)) != nil { s.generation &+= 1 }
         }
     }
 

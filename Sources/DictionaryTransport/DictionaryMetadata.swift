@@ -1,7 +1,8 @@
 import DictionaryCodec
 import Foundation
 
-/// The metadata record stored next to each dictionary (`<hex>.json`).
+/// The metadata record stored next to each dictionary, one per (partition, hash) (`<hex>.json` shared,
+/// `<hex>.<tag>.json` a partition's: ``DirectoryDictionaryStore``).
 ///
 /// A value type. JSON keys are snake_case and stable; `format_version` lets later versions migrate.
 public struct DictionaryMetadata: Codable, Hashable, Sendable {

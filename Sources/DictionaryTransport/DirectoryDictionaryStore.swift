@@ -5,17 +5,23 @@ import Logging
 
 /// A ``DictionaryStore`` in one local directory.
 ///
-/// Layout: `<dir>/<hex sha-256>` holds the dictionary bytes, `<dir>/<hex>.json` its
-/// ``DictionaryMetadata``; `<dir>/quarantine/` receives files whose bytes do not match their name;
-/// `<dir>/.tmp-<UUID>` are in-flight writes; `<dir>/.dcserve-store` marks the directory as a store.
-/// Writes are atomic and durable (``AtomicFile``): the record is written before the bytes, so a crash
-/// leaves at worst a record without bytes, removed at the next start.
+/// Layout: `<dir>/<hex sha-256>` holds the dictionary bytes, once whoever they were stored for. Each
+/// (partition, hash) pair has its own ``DictionaryMetadata`` record: `<dir>/<hex>.json` for the shared
+/// dictionary (partition nil), `<dir>/<hex>.<tag>.json` for a partition's, where `<tag>` is the hex
+/// SHA-256 of the partition string (``partitionTag(_:)``), so identical bytes handed to two users are
+/// two records and one file, each user finding only their own. `<dir>/quarantine/` receives files whose
+/// bytes do not match their name; `<dir>/.tmp-<UUID>` are in-flight writes; `<dir>/.dcserve-store`
+/// marks the directory as a store. Writes are atomic and durable (``AtomicFile``): a record is written
+/// before the bytes, so a crash leaves at worst a record without bytes, removed at the next start.
+/// A partition's record in the older layout (`<hex>.json` naming a partition) is moved to its own name
+/// when the store opens.
 ///
-/// Ownership: the store removes or moves only files it wrote — a `<hex>` file whose `<hex>.json` is a
-/// record of ours naming that hash, such a record, and `.tmp-<UUID>` files. Anything else in the
-/// directory (other files, a `<hex>` without our record, a `<hex>.json` that is not our record) is
-/// left alone, never read as a dictionary, and warned about once. Symlinks are never followed
-/// (`O_NOFOLLOW`), and a file's size is checked against `maxDictionaryBytes` before it is read.
+/// Ownership: the store removes or moves only files it wrote — a `<hex>` file with at least one record
+/// of ours naming that hash, such records, and `.tmp-<UUID>` files. Anything else in the directory
+/// (other files, a `<hex>` without our record, a record file that is not ours or whose name does not
+/// match the partition it names) is left alone, never read as a dictionary, and warned about once.
+/// Symlinks are never followed (`O_NOFOLLOW`), and a file's size is checked against
+/// `maxDictionaryBytes` before it is read.
 ///
 /// Several processes may share the directory (one volume, several instances): a `get` for a hash
 /// missing from the index looks for it on disk and adopts it when its record and verified bytes are
@@ -55,12 +61,29 @@ public final class DirectoryDictionaryStore: DictionaryStore {
         var lastUse: UInt64
     }
 
+    /// One record's key: its hash and partition (nil = shared).
+    private struct RecordKey: Hashable {
+        let hash: DictionaryHash
+        let partition: String?
+    }
+
+    /// The records of one hash, at most one per partition (nil = shared); never empty in the index.
+    private typealias Records = [String?: DictionaryMetadata]
+
     private struct State {
-        var index: [DictionaryHash: DictionaryMetadata] = [:]
+        var index: [DictionaryHash: Records] = [:]
         var cache: [DictionaryHash: CachedBytes] = [:]
         var cachedBytes = 0
         var tick: UInt64 = 0
-        var dirty = Set<DictionaryHash>()
+        var dirty = Set<RecordKey>()
+
+        /// Forgets every record of `hash` and its cached bytes; the partitions it had.
+        mutating func forget(_ hash: DictionaryHash) -> [String?] {
+            let partitions = index.removeValue(forKey: hash).map { Array($0.keys) } ?? []
+            if let cached = cache.removeValue(forKey: hash) { cachedBytes -= cached.bytes.count }
+            for partition in partitions { dirty.remove(RecordKey(hash: hash, partition: partition)) }
+            return partitions
+        }
     }
 
     /// Opens (creating if needed) the store in `directory` and rebuilds the index from disk.
@@ -82,7 +105,7 @@ public final class DirectoryDictionaryStore: DictionaryStore {
         }
         let marker = self.directory + "/" + Self.markerName
         if !StoreFileRead.isRegularFile(marker) {
-            try AtomicFile.writeAtomically(Array("dcserve dictionary store: <sha-256 hex> = dictionary bytes, <hex>.json = its record.\nOnly files dcserve wrote here are ever removed or moved.\n".utf8), to: marker)
+            try AtomicFile.writeAtomically(Array("dcserve dictionary store: <sha-256 hex> = dictionary bytes, <hex>.json = its shared record, <hex>.<partition tag>.json = a partition's.\nOnly files dcserve wrote here are ever removed or moved.\n".utf8), to: marker)
         }
         state = LockedState(State())
         let index = try scan()
@@ -92,7 +115,20 @@ public final class DirectoryDictionaryStore: DictionaryStore {
     // MARK: Paths
 
     private func dataPath(_ hash: DictionaryHash) -> String { directory + "/" + hash.hex }
-    private func metadataPath(_ hash: DictionaryHash) -> String { directory + "/" + hash.hex + ".json" }
+    private func recordPath(_ hash: DictionaryHash, partition: String?) -> String {
+        directory + "/" + Self.recordName(hash, partition: partition)
+    }
+
+    /// The file name of the record of (`partition`, `hash`): `<hex>.json` shared, `<hex>.<tag>.json` a partition's.
+    public static func recordName(_ hash: DictionaryHash, partition: String?) -> String {
+        guard let partition else { return hash.hex + ".json" }
+        return hash.hex + "." + partitionTag(partition) + ".json"
+    }
+
+    /// A partition's tag in file names: the hex SHA-256 of its string (any partition string is then a
+    /// safe, fixed-length name).
+    public static func partitionTag(_ partition: String) -> String { SHA256.hash(Array(partition.utf8)).hex }
+
     private var quarantineDirectory: String { directory + "/quarantine" }
 
     // MARK: DictionaryStore
@@ -103,14 +139,19 @@ public final class DirectoryDictionaryStore: DictionaryStore {
             throw DictionaryStoreError("dictionary of \(bytes.count) bytes exceeds the store's limit of \(maxDictionaryBytes) bytes")
         }
         let hash = SHA256.hash(bytes)
-        let existing: DictionaryMetadata? = state.withLock { state in
-            guard var record = state.index[hash] else { return nil }
+        let partition = description.partition
+        let key = RecordKey(hash: hash, partition: partition)
+        // `bytesKnown`: another record of these bytes is indexed, so their file was written and verified.
+        let (existing, bytesKnown): (DictionaryMetadata?, Bool) = state.withLock { state in
+            guard let i = state.index.index(forKey: hash) else { return (nil, false) }
+            guard var record = state.index.values[i][partition] else { return (nil, true) }
             Self.refresh(&record, with: description, now: now)
-            state.index[hash] = record
-            state.dirty.insert(hash)
-            return record
+            state.index.values[i][partition] = record
+            state.dirty.insert(key)
+            return (record, true)
         }
-        if existing != nil, StoreFileRead.isRegularFile(dataPath(hash)) { return hash }
+        let bytesOnDisk = bytesKnown && StoreFileRead.isRegularFile(dataPath(hash))
+        if existing != nil, bytesOnDisk { return hash }
 
         let record = DictionaryMetadata(
             formatVersion: DictionaryMetadata.currentFormatVersion, hash: hash.hex, match: description.pattern.source,
@@ -118,16 +159,16 @@ public final class DirectoryDictionaryStore: DictionaryStore {
             id: description.id?.value, rule: description.rule, sourcePath: description.sourcePath,
             firstServed: existing?.firstServed ?? now, lastServed: now, maxAge: description.maxAge,
             expires: description.maxAge.map { now.addingTimeInterval(TimeInterval($0)) }, byteSize: bytes.count,
-            partition: description.partition)
-        try AtomicFile.writeAtomically(try Self.encode(record), to: metadataPath(hash))
-        try AtomicFile.writeAtomically(bytes, to: dataPath(hash))
+            partition: partition)
+        try AtomicFile.writeAtomically(try Self.encode(record), to: recordPath(hash, partition: partition))
+        if !bytesOnDisk { try AtomicFile.writeAtomically(bytes, to: dataPath(hash)) }
         state.withLock { state in
-            if var concurrent = state.index[hash] {
+            if var concurrent = state.index[hash]?[partition] {
                 Self.refresh(&concurrent, with: description, now: now)
-                state.index[hash] = concurrent
-                state.dirty.insert(hash)
+                state.index[hash]?[partition] = concurrent
+                state.dirty.insert(key)
             } else {
-                state.index[hash] = record
+                state.index[hash, default: [:]][partition] = record
             }
             Self.cache(bytes, for: hash, in: &state, budget: cacheBudget)
         }
@@ -136,36 +177,35 @@ public final class DirectoryDictionaryStore: DictionaryStore {
     }
 
     public func get(_ hash: DictionaryHash, partition: String?) -> StoredDictionary? {
-        // One record per hash here: the partition of its first `put` (identical bytes stored later
-        // under another partition are not found for that one: a miss, never another partition's answer).
-        guard let stored = loadVerified(hash), stored.metadata.partition == partition else { return nil }
-        return stored
+        guard let record = state.withLock({ $0.index[hash]?[partition] }) else {
+            return adoptFromDisk(hash, partition: partition)
+        }
+        return verifiedBytes(hash).map { StoredDictionary(hash: hash, bytes: $0, metadata: record) }
     }
 
-    /// The verified dictionary `hash` whatever its partition — for a tier in front of which another
-    /// store decides partitions (``TieredDictionaryStore``'s local cache), never for request lookups.
+    /// The verified dictionary `hash` whatever its partition (the record returned is one of its
+    /// records) — for a tier in front of which another store decides partitions
+    /// (``TieredDictionaryStore``'s local cache), never for request lookups.
     public func loadVerified(_ hash: DictionaryHash) -> StoredDictionary? {
-        let lookup: (DictionaryMetadata, [UInt8]?)? = state.withLock { state in
-            guard let record = state.index[hash] else { return nil }
-            if var cached = state.cache[hash] {
-                state.tick += 1
-                cached.lastUse = state.tick
-                state.cache[hash] = cached
-                return (record, cached.bytes)
-            }
-            return (record, nil)
-        }
-        guard let (record, cachedBytes) = lookup else { return adoptFromDisk(hash) }
-        if let cachedBytes { return StoredDictionary(hash: hash, bytes: cachedBytes, metadata: record) }
+        guard let record = state.withLock({ $0.index[hash]?.values.first }) else { return adoptFromDisk(hash, partition: nil) }
+        return verifiedBytes(hash).map { StoredDictionary(hash: hash, bytes: $0, metadata: record) }
+    }
 
+    /// The bytes of the indexed `hash`: from the memory cache, or read from disk and verified (then
+    /// cached). A missing file forgets the hash's records; a mismatch quarantines them.
+    private func verifiedBytes(_ hash: DictionaryHash) -> [UInt8]? {
+        let cachedBytes: [UInt8]? = state.withLock { state in
+            guard let i = state.cache.index(forKey: hash) else { return nil }
+            state.tick += 1
+            state.cache.values[i].lastUse = state.tick
+            return state.cache.values[i].bytes
+        }
+        if let cachedBytes { return cachedBytes }
         let read = StoreFileRead.contents(of: dataPath(hash), maxBytes: maxDictionaryBytes)
         guard let bytes = read.bytes else {
             logger.error("dictionary file missing or unreadable; forgetting it",
                          metadata: ["hash": "\(hash.hex)", "path": "\(dataPath(hash))", "read": "\(read.summary)"])
-            state.withLock { state in
-                state.index[hash] = nil
-                state.dirty.remove(hash)
-            }
+            _ = state.withLock { $0.forget(hash) }
             return nil
         }
         let actual = SHA256.hash(bytes)
@@ -174,58 +214,54 @@ public final class DirectoryDictionaryStore: DictionaryStore {
             return nil
         }
         state.withLock { Self.cache(bytes, for: hash, in: &$0, budget: cacheBudget) }
-        return StoredDictionary(hash: hash, bytes: bytes, metadata: record)
+        return bytes
     }
 
     public func metadata(_ hash: DictionaryHash, partition: String?) -> DictionaryMetadata? {
-        state.withLock { state in state.index[hash].flatMap { $0.partition == partition ? $0 : nil } }
+        state.withLock { $0.index[hash]?[partition] }
     }
 
-    public var records: [DictionaryMetadata] { state.withLock { Array($0.index.values) } }
+    public var records: [DictionaryMetadata] { state.withLock { $0.index.values.flatMap { $0.values } } }
 
     /// Notes a use of `hash` whatever its partition (recency for a cache tier's byte budget).
     @discardableResult
     public func recordUsed(_ hash: DictionaryHash, at date: Date) -> Bool {
-        guard let partition = state.withLock({ $0.index[hash].map { $0.partition } }) else { return false }
+        guard let partition = state.withLock({ $0.index[hash]?.keys.first }) else { return false }
         return recordServed(hash, partition: partition, at: date)
-    }
-
-    /// Whether `record` belongs to `partition`, and whether it moved (``DictionaryMetadata/noteServed(at:)``).
-    private static func serve(_ record: inout DictionaryMetadata, partition: String?, at date: Date) -> (matches: Bool, moved: Bool) {
-        guard record.partition == partition else { return (false, false) }
-        return (true, record.noteServed(at: date))
     }
 
     @discardableResult
     public func recordServed(_ hash: DictionaryHash, partition: String?, at date: Date) -> Bool {
         state.withLock { state in
-            // Updated in place (one hash of the key, no copy of the record): called on every request.
+            // Updated in place (one hash of each key, no copy of the record): called on every request.
             // Whole seconds are enough for `lastServed`: a busy dictionary is rewritten at most once a
             // second, not once per request.
-            guard let i = state.index.index(forKey: hash) else { return false }
-            // In place (`inout` through the dictionary's values): reading a field through the getter
+            guard let i = state.index.index(forKey: hash), let j = state.index.values[i].index(forKey: partition) else {
+                return false
+            }
+            // In place (`inout` through the dictionaries' values): reading a field through the getter
             // would copy the whole record.
-            let (matches, moved) = Self.serve(&state.index.values[i], partition: partition, at: date)
-            if moved { state.dirty.insert(hash) }
-            return matches
+            if state.index.values[i].values[j].noteServed(at: date) { state.dirty.insert(RecordKey(hash: hash, partition: partition)) }
+            return true
         }
     }
 
     public func flush() throws {
-        let pending: [(DictionaryHash, DictionaryMetadata)] = state.withLock { state in
-            let list = state.dirty.compactMap { hash in state.index[hash].map { (hash, $0) } }
+        let pending: [(RecordKey, DictionaryMetadata)] = state.withLock { state in
+            let list = state.dirty.compactMap { key in state.index[key.hash]?[key.partition].map { (key, $0) } }
             state.dirty.removeAll()
             return list
         }
         var firstError: Error?
-        for (hash, record) in pending {
+        for (key, record) in pending {
+            let path = recordPath(key.hash, partition: key.partition)
             do {
-                try AtomicFile.writeAtomically(try Self.encode(record), to: metadataPath(hash))
+                try AtomicFile.writeAtomically(try Self.encode(record), to: path)
                 // Removed by `prune` or quarantined meanwhile: do not leave an orphan record behind.
-                if state.withLock({ $0.index[hash] == nil }) { unlink(metadataPath(hash)) }
+                if state.withLock({ $0.index[key.hash]?[key.partition] == nil }) { unlink(path) }
             } catch {
                 firstError = firstError ?? error
-                _ = state.withLock { $0.dirty.insert(hash) }
+                _ = state.withLock { $0.dirty.insert(key) }
             }
         }
         if let firstError { throw firstError }
@@ -233,62 +269,78 @@ public final class DirectoryDictionaryStore: DictionaryStore {
 
     @discardableResult
     public func prune(now: Date) -> [DictionaryRemoval] {
+        // Record files to remove, and the bytes files whose last record went.
+        var unlinkRecords: [String] = [], unlinkBytes: [DictionaryHash] = []
         let removals: [DictionaryRemoval] = state.withLock { state in
             var removals: [DictionaryRemoval] = []
-            func remove(_ hash: DictionaryHash, _ reason: DictionaryRemoval.Reason) {
-                guard let record = state.index.removeValue(forKey: hash) else { return }
-                if let cached = state.cache.removeValue(forKey: hash) { state.cachedBytes -= cached.bytes.count }
-                state.dirty.remove(hash)
-                removals.append(DictionaryRemoval(hash: hash, reason: reason, partition: record.partition))
+            /// Removes one record; true when it was the last of its hash (the bytes go too).
+            @discardableResult
+            func remove(_ key: RecordKey, _ reason: DictionaryRemoval.Reason) -> Bool {
+                guard let i = state.index.index(forKey: key.hash),
+                      state.index.values[i].removeValue(forKey: key.partition) != nil else { return false }
+                state.dirty.remove(key)
+                removals.append(DictionaryRemoval(hash: key.hash, reason: reason, partition: key.partition))
+                unlinkRecords.append(recordPath(key.hash, partition: key.partition))
+                guard state.index.values[i].isEmpty else { return false }
+                _ = state.forget(key.hash)
+                unlinkBytes.append(key.hash)
+                return true
             }
+            let all = state.index.flatMap { hash, records in records.map { (RecordKey(hash: hash, partition: $0.key), $0.value) } }
             if let keep = retention.keepPastExpiry {
-                for (hash, record) in state.index {
-                    if let expires = record.expires, now > expires.addingTimeInterval(keep) { remove(hash, .expired) }
+                for (key, record) in all {
+                    if let expires = record.expires, now > expires.addingTimeInterval(keep) { remove(key, .expired) }
                 }
             }
             // Expired first (clients no longer hold a fresh copy), then least recently served; ties
-            // broken by hash for a stable order.
+            // broken by hash and partition for a stable order.
             func isExpired(_ record: DictionaryMetadata) -> Bool { record.expires.map { now > $0 } ?? false }
-            func dropFirst(_ a: (DictionaryHash, DictionaryMetadata), _ b: (DictionaryHash, DictionaryMetadata)) -> Bool {
-                (isExpired(a.1) ? 0 : 1, a.1.lastServed, a.0) < (isExpired(b.1) ? 0 : 1, b.1.lastServed, b.0)
+            func dropFirst(_ a: (RecordKey, DictionaryMetadata), _ b: (RecordKey, DictionaryMetadata)) -> Bool {
+                (isExpired(a.1) ? 0 : 1, a.1.lastServed, a.0.hash, a.0.partition ?? "")
+                    < (isExpired(b.1) ? 0 : 1, b.1.lastServed, b.0.hash, b.0.partition ?? "")
+            }
+            func remaining() -> [(RecordKey, DictionaryMetadata)] {
+                state.index.flatMap { hash, records in records.map { (RecordKey(hash: hash, partition: $0.key), $0.value) } }
             }
             // The count cap bounds only expired dictionaries kept past expiry: a fresh one may still be
             // named by any client that fetched it, so only the byte budget removes fresh dictionaries.
             if let perRule = retention.maxCountPerRule {
-                let byRule = Dictionary(grouping: state.index, by: { $0.value.rule ?? "" })
+                let byRule = Dictionary(grouping: remaining(), by: { $0.1.rule ?? "" })
                 for (_, entries) in byRule where entries.count > perRule {
-                    let expired = entries.filter { isExpired($0.value) }.sorted(by: dropFirst)
-                    for (hash, _) in expired.prefix(entries.count - perRule) { remove(hash, .ruleCount) }
+                    let expired = entries.filter { isExpired($0.1) }.sorted(by: dropFirst)
+                    for (key, _) in expired.prefix(entries.count - perRule) { remove(key, .ruleCount) }
                 }
             }
+            // The budget counts bytes on disk: a dictionary held by several partitions once, freed with
+            // its last record.
             if let maxBytes = retention.maxTotalBytes {
-                var total = state.index.values.reduce(0) { $0 + $1.byteSize }
+                var total = state.index.values.reduce(0) { $0 + ($1.values.first?.byteSize ?? 0) }
                 if total > maxBytes {
-                    for (hash, record) in state.index.sorted(by: dropFirst) {
+                    for (key, record) in remaining().sorted(by: dropFirst) {
                         guard total > maxBytes else { break }
-                        total -= record.byteSize
-                        remove(hash, .totalBytes)
+                        if remove(key, .totalBytes) { total -= record.byteSize }
                     }
                 }
             }
             return removals
         }
+        for path in unlinkRecords { unlink(path) }
+        for hash in unlinkBytes { unlink(dataPath(hash)) }
         for removal in removals {
-            unlink(dataPath(removal.hash))
-            unlink(metadataPath(removal.hash))
             logger.info("dictionary removed by retention", metadata: ["hash": "\(removal.hash.hex)", "reason": "\(removal.reason.rawValue)"])
         }
         if !removals.isEmpty { try? AtomicFile.syncDirectory(directory) }
         return removals
     }
 
+    /// Every stored hash, once whatever the number of partitions holding it.
     public var hashes: [DictionaryHash] { state.withLock { Array($0.index.keys) } }
 
     /// Bytes currently held by the in-memory cache (for metrics).
     public var cachedByteCount: Int { state.withLock { $0.cachedBytes } }
 
-    /// Sum of the sizes of all stored dictionaries (for metrics).
-    public var totalByteCount: Int { state.withLock { $0.index.values.reduce(0) { $0 + $1.byteSize } } }
+    /// Sum of the sizes of all stored dictionaries, each file once (for metrics).
+    public var totalByteCount: Int { state.withLock { $0.index.values.reduce(0) { $0 + ($1.values.first?.byteSize ?? 0) } } }
 
     // MARK: Internals
 
@@ -332,15 +384,12 @@ public final class DirectoryDictionaryStore: DictionaryStore {
         return try? decoder.decode(DictionaryMetadata.self, from: Data(bytes))
     }
 
-    /// Moves a dictionary's files into `quarantine/`, forgets it, and logs why.
-    private func quarantine(_ hash: DictionaryHash, reason: String) {
-        state.withLock { state in
-            state.index[hash] = nil
-            if let cached = state.cache.removeValue(forKey: hash) { state.cachedBytes -= cached.bytes.count }
-            state.dirty.remove(hash)
-        }
+    /// Moves a dictionary's bytes and records into `quarantine/`, forgets it, and logs why.
+    /// `recordNames`: its record files (default: those of the partitions indexed for it).
+    private func quarantine(_ hash: DictionaryHash, reason: String, recordNames: [String]? = nil) {
+        let partitions = state.withLock { $0.forget(hash) }
         moveToQuarantine(name: hash.hex)
-        moveToQuarantine(name: hash.hex + ".json")
+        for name in recordNames ?? partitions.map({ Self.recordName(hash, partition: $0) }) { moveToQuarantine(name: name) }
         logger.error("dictionary file corrupted; quarantined, never used",
                      metadata: ["hash": "\(hash.hex)", "reason": "\(reason)", "quarantine": "\(quarantineDirectory)"])
     }
@@ -360,37 +409,52 @@ public final class DirectoryDictionaryStore: DictionaryStore {
         if rename(source, target) != 0 { unlink(source) }
     }
 
-    /// Rebuilds the index from the directory (see the type's documentation).
-    /// A dictionary another process sharing this directory stored after our scan: read, verify and
-    /// index it. Costs one failed `stat` for hashes nobody stored.
-    private func adoptFromDisk(_ hash: DictionaryHash) -> StoredDictionary? {
+    /// (`partition`, `hash`) stored by another process sharing this directory after our scan: read,
+    /// verify and index it. Costs one failed `lstat` for hashes nobody stored (one failed `open` more
+    /// when other partitions hold the bytes).
+    private func adoptFromDisk(_ hash: DictionaryHash, partition: String?) -> StoredDictionary? {
         var st = stat()
         guard lstat(dataPath(hash), &st) == 0 else { return nil }
-        guard var record = ownRecord(hash), let bytes = StoreFileRead.contents(of: dataPath(hash), maxBytes: maxDictionaryBytes).bytes else {
+        guard var record = ownRecord(Self.recordName(hash, partition: partition), hash: hash), record.partition == partition,
+              let bytes = StoreFileRead.contents(of: dataPath(hash), maxBytes: maxDictionaryBytes).bytes else {
             // Being written by the other process, removed meanwhile, a symlink or not ours: not usable.
             return nil
         }
         let actual = SHA256.hash(bytes)
         guard actual == hash else {
-            quarantine(hash, reason: "SHA-256 of the file is \(actual.hex)")
+            quarantine(hash, reason: "SHA-256 of the file is \(actual.hex)",
+                       recordNames: [Self.recordName(hash, partition: partition)])
             return nil
         }
         record.byteSize = bytes.count
         state.withLock { state in
-            if state.index[hash] == nil { state.index[hash] = record }
+            if state.index[hash]?[partition] == nil { state.index[hash, default: [:]][partition] = record }
             Self.cache(bytes, for: hash, in: &state, budget: cacheBudget)
         }
         logger.info("adopted dictionary stored by another process", metadata: ["hash": "\(hash.hex)"])
         return StoredDictionary(hash: hash, bytes: bytes, metadata: record)
     }
 
-    /// Our record for `hash`: `<hex>.json`, a regular file (not followed if a symlink) that decodes as a
-    /// ``DictionaryMetadata`` of a known format naming `hash`. nil otherwise.
-    private func ownRecord(_ hash: DictionaryHash) -> DictionaryMetadata? {
-        guard let bytes = StoreFileRead.contents(of: metadataPath(hash), maxBytes: Self.maxRecordBytes).bytes,
+    /// Our record in the file `name`: a regular file (not followed if a symlink) that decodes as a
+    /// ``DictionaryMetadata`` of a known format naming `hash`. nil otherwise. Its partition is the
+    /// caller's to check against the name.
+    private func ownRecord(_ name: String, hash: DictionaryHash) -> DictionaryMetadata? {
+        guard let bytes = StoreFileRead.contents(of: directory + "/" + name, maxBytes: Self.maxRecordBytes).bytes,
               let record = Self.decode(bytes), record.formatVersion <= DictionaryMetadata.currentFormatVersion,
               record.hash == hash.hex else { return nil }
         return record
+    }
+
+    /// The hash and partition tag a record file's name says (tag nil: `<hex>.json`, the shared record
+    /// or an older layout's); nil when `name` is not named like a record.
+    static func parseRecordName(_ name: String) -> (hash: DictionaryHash, tag: String?)? {
+        guard name.hasSuffix(".json") else { return nil }
+        let parts = name.dropLast(5).split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let hash = DictionaryHash(hex: parts[0]), parts[0] == hash.hex else { return nil }
+        guard parts.count == 2 else { return (hash, nil) }
+        let tag = parts[1]
+        guard tag.utf8.count == 64, tag.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else { return nil }
+        return (hash, String(tag))
     }
 
     /// Logs, once per name and store instance, that a file is not the store's and is left alone.
@@ -406,13 +470,15 @@ public final class DirectoryDictionaryStore: DictionaryStore {
         return UUID(uuidString: String(name.dropFirst(AtomicFile.temporaryPrefix.count))) != nil
     }
 
-    private func scan() throws -> [DictionaryHash: DictionaryMetadata] {
+    /// Rebuilds the index from the directory (see the type's documentation).
+    private func scan() throws -> [DictionaryHash: Records] {
         let names: [String]
         do { names = try FileManager.default.contentsOfDirectory(atPath: directory) } catch {
             throw DictionaryStoreError("cannot list dictionary store \(directory): \(error.localizedDescription)")
         }
         let nameSet = Set(names)
-        var index: [DictionaryHash: DictionaryMetadata] = [:]
+        var recordNames: [DictionaryHash: [(name: String, tag: String?)]] = [:]
+        var dataNames: [(String, DictionaryHash)] = []
         for name in names.sorted() {
             let path = directory + "/" + name
             if name == Self.markerName || name == "quarantine" { continue }
@@ -425,14 +491,14 @@ public final class DirectoryDictionaryStore: DictionaryStore {
                 }
                 continue
             }
-            if name.hasSuffix(".json"), let hash = DictionaryHash(hex: name.dropLast(5)), name.dropLast(5) == hash.hex {
-                if !nameSet.contains(hash.hex) {
-                    if ownRecord(hash) != nil {
-                        unlink(path)
-                        logger.notice("removed metadata record without dictionary bytes", metadata: ["path": "\(path)"])
-                    } else {
-                        warnForeign(name, "not a dictionary record of this store")
-                    }
+            if let (hash, tag) = Self.parseRecordName(name) {
+                if nameSet.contains(hash.hex) {
+                    recordNames[hash, default: []].append((name, tag))
+                } else if ownRecord(name, hash: hash) != nil {
+                    unlink(path)
+                    logger.notice("removed metadata record without dictionary bytes", metadata: ["path": "\(path)"])
+                } else {
+                    warnForeign(name, "not a dictionary record of this store")
                 }
                 continue
             }
@@ -440,11 +506,45 @@ public final class DirectoryDictionaryStore: DictionaryStore {
                 warnForeign(name, "not named like a store file")
                 continue
             }
+            dataNames.append((name, hash))
+        }
+        var index: [DictionaryHash: Records] = [:]
+        for (name, hash) in dataNames {
+            let path = directory + "/" + name
             guard StoreFileRead.isRegularFile(path) else {
                 warnForeign(name, "not a regular file (symlinks are never followed)")
                 continue
             }
-            guard var record = ownRecord(hash) else {
+            let candidates = recordNames[hash] ?? []
+            var records = Records()
+            for (recordName, tag) in candidates {
+                guard let record = ownRecord(recordName, hash: hash) else {
+                    warnForeign(recordName, "not a dictionary record of this store")
+                    continue
+                }
+                switch (tag, record.partition) {
+                case (nil, nil):
+                    records[nil] = record
+                case (nil, let partition?):
+                    // The older layout: a partition's record under the shared name. Moved to its own
+                    // name unless that is already there (then the newer one is kept).
+                    let own = Self.recordName(hash, partition: partition)
+                    if !nameSet.contains(own) {
+                        do { try AtomicFile.writeAtomically(try Self.encode(record), to: directory + "/" + own) } catch {
+                            logger.error("cannot move a record to its partition's name; left as it is",
+                                         metadata: ["path": "\(directory)/\(recordName)", "error": "\(error)"])
+                            continue
+                        }
+                        records[partition] = record
+                    }
+                    unlink(directory + "/" + recordName)
+                case (let tag?, let partition?) where tag == Self.partitionTag(partition):
+                    records[partition] = record
+                default:
+                    warnForeign(recordName, "its name does not match the partition it names")
+                }
+            }
+            guard !records.isEmpty else {
                 warnForeign(name, "no dictionary record of this store for it")
                 continue
             }
@@ -452,13 +552,14 @@ public final class DirectoryDictionaryStore: DictionaryStore {
             case .bytes(let bytes):
                 let actual = SHA256.hash(bytes)
                 guard actual == hash else {
-                    quarantine(hash, reason: "SHA-256 of the file is \(actual.hex)")
+                    quarantine(hash, reason: "SHA-256 of the file is \(actual.hex)", recordNames: candidates.map(\.name))
                     continue
                 }
-                record.byteSize = bytes.count
-                index[hash] = record
+                for key in Array(records.keys) { records[key]?.byteSize = bytes.count }
+                index[hash] = records
             case .tooLarge(let size):
-                quarantine(hash, reason: "\(size) bytes, more than the store's limit of \(maxDictionaryBytes); not read")
+                quarantine(hash, reason: "\(size) bytes, more than the store's limit of \(maxDictionaryBytes); not read",
+                           recordNames: candidates.map(\.name))
             case let other:
                 logger.error("cannot read dictionary file; skipped", metadata: ["path": "\(path)", "read": "\(other.summary)"])
             }

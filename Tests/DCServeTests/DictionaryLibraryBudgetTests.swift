@@ -92,4 +92,30 @@ import Testing
         #expect(library.lookup(shared) != nil)
         #expect(!library.needsStoreRead(shared, partition: nil) && library.isLoaded(shared))
     }
+
+    /// Identical bytes handed to two partitions are loaded for each, both held at once, sharing one
+    /// prepared dictionary counted once; a partition the store does not list for the hash gets nothing.
+    @Test func identicalBytesLoadedForTwoPartitionsShareOnePreparedDictionary() throws {
+        let store = try Self.store()
+        let bytes = Self.bytes(9, count: 32 << 10)
+        let (alice, bob) = (String(repeating: "a1", count: 32), String(repeating: "b2", count: 32))
+        func put(_ partition: String) throws -> DictionaryHash {
+            try store.put(bytes, description: DictionaryDescription(pattern: try URLPattern("/latest_news", base: nil),
+                                                                    partition: partition), now: Date())
+        }
+        let hash = try put(alice)
+        #expect(try put(bob) == hash)
+        let library = DictionaryLibrary(store: store)
+        let forAlice = try #require(library.lookup(hash, partition: alice)).dictionary
+        let forBob = try #require(library.lookup(hash, partition: bob)).dictionary
+        #expect(forAlice === forBob)
+        #expect(library.lookup(hash, partition: nil) == nil && library.lookup(hash, partition: "c3") == nil)
+        #expect(library.usage.count == 2 && library.usage.bytes == bytes.count)
+        // Both stay loaded: alice's entry answers without the store (a hit leaves the generation alone).
+        let generation = library.generation
+        #expect(library.lookup(hash, partition: alice)?.dictionary === forAlice && library.generation == generation)
+        #expect(!library.needsStoreRead(hash, partition: bob))
+        library.forget(hash, partition: alice)
+        #expect(library.needsStoreRead(hash, partition: alice) && library.isLoaded(hash))
+    }
 }

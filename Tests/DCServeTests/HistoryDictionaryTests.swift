@@ -303,7 +303,7 @@ import Testing
         let bytes = Self.body(1) + Self.body(2)
         let hash = SHA256.hash(bytes)
         let url = "/api/chats/42/.dcserve-dictionary/\(hash.hex)"
-        let obstacle = dir + "/" + hash.hex + ".json"
+        let obstacle = dir + "/" + DirectoryDictionaryStore.recordName(hash, partition: partition)
         try FileManager.default.createDirectory(atPath: obstacle, withIntermediateDirectories: false)
         _ = try Self.get("/api/chats/42/messages", alice, through: middleware, upstream: upstream)
         let completing = try Self.get("/api/chats/42/messages", alice, through: middleware, upstream: upstream)

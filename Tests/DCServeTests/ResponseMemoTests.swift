@@ -284,7 +284,7 @@ struct MemoFixture {
         #expect(g1 != g0, "a load changes it")
         #expect(library.lookup(stored) != nil)
         #expect(library.generation == g1, "a hit does not")
-        library.forget(stored)
+        library.forget(stored, partition: nil)
         #expect(library.generation != g1, "a forget does")
     }
 }

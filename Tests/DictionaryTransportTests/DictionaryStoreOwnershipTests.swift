@@ -39,6 +39,10 @@ import Testing
         write(hexNamed.hex, Array("not the content its name claims".utf8))
         write(referenceHash.hex, referenceDictionary)  // right bytes, but no record of ours
         write("README", notes)
+        // Named almost like a partition's record: a short tag, an upper-case tag, two tags.
+        write(referenceHash.hex + "." + String(repeating: "a", count: 63) + ".json", notes)
+        write(referenceHash.hex + "." + String(repeating: "A", count: 64) + ".json", notes)
+        write(referenceHash.hex + ".ab.cd.json", notes)
         let before = files()
 
         let logs = CapturedLogs()
@@ -49,9 +53,9 @@ import Testing
         #expect(files().isSuperset(of: before))
         #expect(!files().contains("quarantine") || files("/quarantine").isEmpty)
         #expect(FileManager.default.contents(atPath: directory + "/.tmp-notes.txt") == Data(notes))
-        #expect(warnings(logs) == 5)
+        #expect(warnings(logs) == 8)
         _ = store.get(referenceHash)
-        #expect(warnings(logs) == 5)
+        #expect(warnings(logs) == 8)
     }
 
     @Test func ownStrayFilesAreStillCleanedUp() throws {

@@ -112,6 +112,43 @@ def test_upstream_named_partition_gets_its_own_deltas(dcserve_bin, api, tmp_path
         assert mismatches and float(mismatches[0].rsplit(" ", 1)[1]) == 1, mismatches
 
 
+def test_identical_responses_are_each_partitions_own_dictionary(dcserve_bin, api, tmp_path, brotli_cli):
+    """/latest_news partitioned by Authorization (quick mode): every user gets the same bytes, so one
+    dictionary hash belongs to several partitions. Each user who was handed it gets deltas against it,
+    before and after a restart (the store keeps one record per partition and the bytes once); a user who
+    was never handed it gets a plain coding for that hash."""
+    store = tmp_path / "store"
+    args = ["--upstream", api.base, "--dictionaries", "/latest_news", "--partition-header", "Authorization",
+            "--store", str(store)]
+    users = ["alice", "bob", "carol"]
+    with DCServe(dcserve_bin, args) as server:
+        for user in users:
+            status, headers, yesterday = server.get("/latest_news", {"Accept-Encoding": "identity", **bearer(user)})
+            assert status == 200 and headers["Use-As-Dictionary"] == 'match="/latest_news"', dict(headers)
+        assert yesterday == direct(api, "/latest_news")
+        direct(api, "/latest_news/update", method="POST")
+        today = direct(api, "/latest_news")
+        assert today != yesterday
+    # The bytes once, a record per partition.
+    hexes = [n for n in os.listdir(store) if len(n) == 64]
+    records = [n for n in os.listdir(store) if n.startswith(hashlib.sha256(yesterday).hexdigest()) and n.endswith(".json")]
+    assert hashlib.sha256(yesterday).hexdigest() in hexes and len(records) == 3, sorted(os.listdir(store))
+    with DCServe(dcserve_bin, args) as server:  # after a restart: the records come back from disk
+        for user in users:
+            for coding, decode in [("dcz", lambda b, d: dcz_with_zstd_cli(b, d)),
+                                   ("dcb", lambda b, d: dcb_with_brotli_cli(b, d, brotli_cli))]:
+                status, headers, body = server.get("/latest_news", {
+                    "Accept-Encoding": f"{coding}, gzip", "Available-Dictionary": available(yesterday), **bearer(user)})
+                assert status == 200 and headers["Content-Encoding"] == coding, (user, dict(headers))
+                assert decode(body, yesterday) == today
+                assert len(body) < len(today) // 4, f"{user} {coding}: {len(body)} of {len(today)} bytes"
+        # dave was never handed yesterday's response: that hash is not his dictionary.
+        status, headers, body = server.get("/latest_news", {
+            "Accept-Encoding": "dcb, gzip", "Available-Dictionary": available(yesterday), **bearer("dave")})
+        assert status == 200 and headers["Content-Encoding"] == "gzip", dict(headers)
+        assert decode_plain(body, "gzip", brotli_cli) == today
+
+
 def partition_of(secret_key: bytes, user: str) -> str:
     return hmac.new(secret_key, f"Bearer {user}".encode(), hashlib.sha256).hexdigest()
 
