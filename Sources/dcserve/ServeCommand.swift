@@ -41,8 +41,16 @@ struct ServeCommand: AsyncParsableCommand {
     var dictionaryPatterns: [String] = []
 
     @Option(name: .customLong("history-dictionaries"), help: ArgumentHelp(
-        "Quick mode: a URL path pattern with one :group segment (e.g. /api/chats/:chat/*); per group value a dictionary is built from recent responses and offered with Link (repeatable; defaults: dictionary ≤ 32 KiB from a 64 KiB window, first built after 4 KiB of responses, rebuilt after 64 KiB new content or 10 min, each usable 1 h, 4 kept per group).", valueName: "pattern"))
+        "Quick mode: a URL path pattern with one :group segment (e.g. /api/chats/:chat/*); per group value a dictionary is built from recent responses and offered with Link (repeatable; defaults: \(Self.historyDefaults)).", valueName: "pattern"))
     var historyPatterns: [String] = []
+
+    /// The history defaults as `--help` states them, from the settings themselves (so they cannot drift).
+    static var historyDefaults: String {
+        let d = HistoryDictionarySettings()
+        return "dictionary ≤ \(d.maxDictionaryBytes >> 10) KiB from a \(d.windowBytes >> 10) KiB window, first built after "
+            + "\(d.firstBuildBytes >> 10) KiB of responses, rebuilt after \(d.rebuildBytes >> 10) KiB new content or "
+            + "\(d.rebuildSeconds / 60) min, each usable \(d.lifetimeSeconds / 3600) h, \(d.keep) kept per group"
+    }
 
     @Option(name: .customLong("partition-header"), help: ArgumentHelp(
         "Quick mode: every --dictionaries and --history-dictionaries rule becomes private, partitioned by this request header (e.g. Authorization); requests without it share one anonymous partition.", valueName: "name"))
