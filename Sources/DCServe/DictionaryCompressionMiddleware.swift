@@ -285,7 +285,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                 // (credentials, Set-Cookie, Cache-Control: private) is not made a shared dictionary with
                 // a public Cache-Control unless the rule allows private responses. Content-addressed
                 // responses (static files) do not depend on who asks.
-                advertise(resource, rule: rule, path: path, fields: &out.head.headerFields, effects: &effects)
+                advertise(resource, rule: rule, path: path, fields: &out.head.headerFields,
+                          contentAddressed: response.isContentAddressed, effects: &effects)
             }
         }
 
@@ -541,9 +542,10 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     }
 
     /// Adds `Use-As-Dictionary` and a fresh `Cache-Control`, and makes sure the store holds the bytes.
+    /// `contentAddressed`: the response is a static file's (``HTTPServerResponse/isContentAddressed``).
     func advertise(_ resource: IdentityBody, rule: DictionaryRuleSet.Rule, path: Substring, fields: inout HTTPFields,
-                   effects: inout ResponseEffects) {
-        guard let lifetime = Self.lifetime(rule, upstream: fields[.cacheControl]) else { return }
+                   contentAddressed: Bool, effects: inout ResponseEffects) {
+        guard let lifetime = Self.lifetime(rule, upstream: fields[.cacheControl], contentAddressed: contentAddressed) else { return }
         let (cacheControl, usable) = lifetime
         let advertisement = rule.advertisement(path: path)
         guard var value = advertisements.value(for: "\(rule.name)\u{0}\(path)", compute: { _ in try? advertisement.fieldValue() })
@@ -585,7 +587,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// gives no `Cache-Control` that lets clients use it.
     func advertiseLive(_ resource: IdentityBody, rule: DictionaryRuleSet.Rule, path: Substring, partition: String,
                        fields: inout HTTPFields) {
-        guard let lifetime = Self.lifetime(rule, upstream: fields[.cacheControl]) else { return }
+        guard let lifetime = Self.lifetime(rule, upstream: fields[.cacheControl], contentAddressed: false) else { return }
         let (cacheControl, usable) = lifetime
         let advertisement = rule.advertisement(path: path)
         guard var value = advertisements.value(for: "\(rule.name)\u{0}\(path)", compute: { _ in try? advertisement.fieldValue() })
@@ -627,15 +629,16 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     }
 
     /// The `Cache-Control` an advertised response of `rule` gets and how long clients may use it
-    /// (seconds); nil when the policy is `upstream` and the upstream's value does not allow use as a
-    /// dictionary (then the response is not advertised: no freshness is invented).
-    static func lifetime(_ rule: DictionaryRuleSet.Rule, upstream: String?) -> (String, Int)? {
+    /// (seconds); nil when the policy is `upstream` (or `automatic` for a response that is not a static
+    /// file's) and the upstream's value does not allow use as a dictionary (then the response is not
+    /// advertised: no freshness is invented).
+    static func lifetime(_ rule: DictionaryRuleSet.Rule, upstream: String?, contentAddressed: Bool) -> (String, Int)? {
         switch rule.lifetime {
-        case .maxAge:
+        case .automatic where contentAddressed, .maxAge:
             return ("max-age=\(rule.maxAgeSeconds)", rule.maxAgeSeconds)
         case .cacheControl(let value):
             return DictionaryCacheControl(value).usableSeconds.map { (value, $0) }
-        case .upstream:
+        case .upstream, .automatic:
             guard let upstream, let usable = DictionaryCacheControl(upstream).usableSeconds else { return nil }
             return (upstream, usable)
         }

@@ -52,6 +52,11 @@ struct ServeCommand: AsyncParsableCommand {
             + "\(d.rebuildSeconds / 60) min, each usable \(d.lifetimeSeconds / 3600) h, \(d.keep) kept per group"
     }
 
+    @Option(name: .customLong("dictionary-lifetime"), help: ArgumentHelp(
+        "Quick mode: the Cache-Control of responses the --dictionaries rules mark as dictionaries: auto (the default: max-age of a day for files; with --upstream the API's own value, and a response it marks no-cache or no-store is not made a dictionary), maxAge, upstream, or a Cache-Control value such as 'max-age=0, stale-while-revalidate=86400' (then browsers may show a response up to a day old while they revalidate it).",
+        valueName: "value"))
+    var dictionaryLifetime: String?
+
     @Option(name: .customLong("partition-header"), help: ArgumentHelp(
         "Quick mode: every --dictionaries and --history-dictionaries rule becomes private, partitioned by this request header (e.g. Authorization); requests without it share one anonymous partition.", valueName: "name"))
     var partitionHeader: String?
@@ -183,6 +188,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
             var rule = DictionaryRule(name: "quick\(i + 1)", match: pattern)
             if let partitionHeader { rule.partition = .header(partitionHeader) }
+            if let dictionaryLifetime { rule.lifetime = DictionaryLifetime(configured: dictionaryLifetime) }
             c.rules.append(rule)
         }
         for (i, pattern) in historyPatterns.enumerated() {
@@ -195,6 +201,9 @@ struct ServeCommand: AsyncParsableCommand {
             rule.history = HistoryDictionarySettings()
             if let partitionHeader { rule.partition = .header(partitionHeader) }
             c.rules.append(rule)
+        }
+        if dictionaryLifetime != nil && dictionaryPatterns.isEmpty {
+            throw CLIError("--dictionary-lifetime applies to --dictionaries rules: give at least one")
         }
         if partitionHeader != nil && dictionaryPatterns.isEmpty && historyPatterns.isEmpty {
             throw CLIError("--partition-header applies to --dictionaries and --history-dictionaries rules: give at least one of them")
@@ -237,6 +246,9 @@ struct ServeCommand: AsyncParsableCommand {
         if error.key.hasPrefix("dictionaries.history"), config == nil || !historyPatterns.isEmpty,
            let n = Int(error.key.dropFirst("dictionaries.history".count).prefix { $0.isNumber }), n >= 1, n <= historyPatterns.count {
             return "--history-dictionaries \(historyPatterns[n - 1]): \(error.reason) (\(error.key))"
+        }
+        if error.key.hasPrefix("dictionaries.quick"), error.key.hasSuffix(".lifetime"), dictionaryLifetime != nil {
+            return "--dictionary-lifetime: \(error.reason) (\(error.key))"
         }
         guard let flag = flagsByKey[error.key] else { return error.description }
         return "\(flag): \(error.reason) (\(error.key))"

@@ -284,6 +284,29 @@ def test_quick_mode_upstream_proxies_the_example_api(dcserve_bin, tmp_path):
             assert s.get("/api/items/2")[0] == 200
 
 
+def test_quick_mode_never_invents_freshness_for_an_api(dcserve_bin, tmp_path):
+    """/latest_news says `Cache-Control: no-cache`. By default quick mode keeps it and does not make the
+    response a dictionary (a day of max-age would let browsers show yesterday's feed without asking);
+    `--dictionary-lifetime` is the developer's explicit choice; a value that forbids use as a
+    dictionary is refused naming the flag."""
+    from upstream_support import ExampleAPI
+    with ExampleAPI() as api:
+        with DCServe(dcserve_bin, ["--upstream", api.base, "--dictionaries", "/latest_news", "--dictionaries", "/api/items*",
+                                   "--store", str(tmp_path / "store")], cwd=str(tmp_path)) as s:
+            status, headers, _ = s.get("/latest_news")
+            assert status == 200 and headers["Cache-Control"] == "no-cache" and "Use-As-Dictionary" not in headers, dict(headers)
+            # An API value that allows use as a dictionary is kept as it is.
+            status, headers, _ = s.get("/api/items")
+            assert headers["Cache-Control"] == "max-age=60" and headers["Use-As-Dictionary"] == 'match="/api/items*"'
+        swr = "max-age=0, stale-while-revalidate=86400"
+        with DCServe(dcserve_bin, ["--upstream", api.base, "--dictionaries", "/latest_news", "--dictionary-lifetime", swr,
+                                   "--store", str(tmp_path / "store")], cwd=str(tmp_path)) as s:
+            status, headers, _ = s.get("/latest_news")
+            assert headers["Cache-Control"] == swr and headers["Use-As-Dictionary"] == 'match="/latest_news"', dict(headers)
+    message = refused(dcserve_bin, ["--upstream", "http://127.0.0.1:9", "--dictionaries", "/x", "--dictionary-lifetime", "no-store"])
+    assert "--dictionary-lifetime" in message and "does not let clients use the response as a dictionary" in message, message
+
+
 def test_quick_mode_honours_the_environment(dcserve_bin, quick):
     """Quick mode reads DCSERVE_* like a file would (a container's image sets DCSERVE_SERVER_HOST=0.0.0.0
     and runs `serve --upstream …`): here the decision header, on by default in quick mode, is turned

@@ -234,7 +234,8 @@ def test_proxied_decisions_in_quick_mode(dcserve_bin, tmp_path):
 
 def test_partition_mismatch_reads_as_unknown_to_the_client_but_not_in_the_log(dcserve_bin, tmp_path):
     with ExampleAPI() as api, DCServe(dcserve_bin, ["--upstream", api.base, "--store", str(tmp_path / "store"),
-                                                    "--dictionaries", "/api/calendar", "--partition-header", "Authorization"]) as server:
+                                                    "--dictionaries", "/api/calendar", "--partition-header", "Authorization",
+                                                    "--dictionary-lifetime", "max-age=0, stale-while-revalidate=86400"]) as server:
         alice, bob = {"Authorization": "Bearer alice"}, {"Authorization": "Bearer bob"}
         status, out, a1 = request(server.port, "/api/calendar", alice)
         assert status == 200 and out["Use-As-Dictionary"]

@@ -119,7 +119,7 @@ def test_identical_responses_are_each_partitions_own_dictionary(dcserve_bin, api
     was never handed it gets a plain coding for that hash."""
     store = tmp_path / "store"
     args = ["--upstream", api.base, "--dictionaries", "/latest_news", "--partition-header", "Authorization",
-            "--store", str(store)]
+            "--dictionary-lifetime", "max-age=0, stale-while-revalidate=86400", "--store", str(store)]
     users = ["alice", "bob", "carol"]
     with DCServe(dcserve_bin, args) as server:
         for user in users:

@@ -121,10 +121,15 @@ public enum ConfigurationLoader {
             case "$path": rule.id = .path
             case let fixed?: rule.id = .fixed(fixed)
             }
-            rule.maxAgeSeconds = try r.int("\(k).maxAge") ?? rule.maxAgeSeconds
+            let maxAge = try r.int("\(k).maxAge")
+            rule.maxAgeSeconds = maxAge ?? rule.maxAgeSeconds
             rule.allowPrivate = try r.bool("\(k).allowPrivate") ?? false
             rule.upstreamVersions = try r.int("\(k).upstreamVersions")
-            if let lifetime = try r.string("\(k).lifetime") { rule.lifetime = DictionaryLifetime(configured: lifetime) }
+            if let lifetime = try r.string("\(k).lifetime") {
+                rule.lifetime = DictionaryLifetime(configured: lifetime)
+            } else if maxAge != nil {
+                rule.lifetime = .maxAge  // a max-age the operator wrote applies to proxied responses too
+            }
             rule.ttlSeconds = try r.int("\(k).ttl")
             if let name = try r.string("\(k).partition.header") { rule.partition = .header(name) }
             if let name = try r.string("\(k).partition.cookie") { rule.partition = .cookie(name) }

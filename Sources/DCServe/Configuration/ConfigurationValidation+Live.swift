@@ -9,7 +9,7 @@ extension DCServeConfiguration {
         }
         if case .cacheControl(let value) = rule.lifetime {
             guard !value.isEmpty, value.allSatisfy({ $0.isASCII && ($0 == " " || !$0.isWhitespace) && $0 != "\r" && $0 != "\n" }) else {
-                throw ConfigurationError(key: "\(k).lifetime", "must be \"maxAge\", \"upstream\" or a Cache-Control value (ASCII, one line)")
+                throw ConfigurationError(key: "\(k).lifetime", "must be \"auto\", \"maxAge\", \"upstream\" or a Cache-Control value (ASCII, one line)")
             }
             guard DictionaryCacheControl(value).allowsUseAsDictionary else {
                 throw ConfigurationError(key: "\(k).lifetime", "\"\(value)\" does not let clients use the response as a dictionary (needs max-age > 0 or stale-while-revalidate > 0, no no-store/no-cache)")

@@ -193,7 +193,7 @@ public struct DictionaryRule: Sendable, Equatable {
     /// dictionaries; older ones are refused as if unknown. nil = no per-URL limit (store retention only).
     public var upstreamVersions: Int?
     /// `Cache-Control` of advertised responses (``DictionaryLifetime``).
-    public var lifetime: DictionaryLifetime = .maxAge
+    public var lifetime: DictionaryLifetime = .automatic
     /// Emit `ttl=N` in `Use-As-Dictionary` (seconds), for clients that honour it. nil = none.
     public var ttlSeconds: Int?
     /// Per-user dictionaries: where the partition comes from. nil = one shared partition.

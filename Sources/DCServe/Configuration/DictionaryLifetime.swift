@@ -2,9 +2,12 @@
 /// advertised response (`dictionaries.<rule>.lifetime`). Chromium registers a dictionary only when
 /// the response is fresh or may be served stale, so API responses (often `no-cache`) need a policy.
 /// dcserve never invents freshness silently: either the operator wrote it (`maxAge`, an explicit
-/// value) or the upstream did (`upstream`).
+/// value) or the upstream did (`upstream`, and `automatic` for proxied responses).
 public enum DictionaryLifetime: Sendable, Equatable {
-    /// `Cache-Control: max-age=<dictionaries.<rule>.maxAge>` (the default, as for static files).
+    /// The default: `maxAge` for static files (content-addressed: the operator's site), `upstream` for
+    /// proxied responses (an API's `no-cache` is never turned into a day of freshness unasked).
+    case automatic
+    /// `Cache-Control: max-age=<dictionaries.<rule>.maxAge>`.
     case maxAge
     /// Keep the upstream's `Cache-Control` when it already allows use as a dictionary; otherwise the
     /// response is not advertised (and not stored).
@@ -12,9 +15,10 @@ public enum DictionaryLifetime: Sendable, Equatable {
     /// This exact `Cache-Control` value, chosen by the operator (e.g. `max-age=0, stale-while-revalidate=86400`).
     case cacheControl(String)
 
-    /// Parses the configuration value: `"maxAge"`, `"upstream"`, or a Cache-Control value.
+    /// Parses the configuration value: `"auto"`, `"maxAge"`, `"upstream"`, or a Cache-Control value.
     public init(configured value: String) {
         switch value {
+        case "auto": self = .automatic
         case "maxAge": self = .maxAge
         case "upstream": self = .upstream
         default: self = .cacheControl(value)
