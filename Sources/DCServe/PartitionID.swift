@@ -2,9 +2,12 @@ import DictionaryCodec
 import HTTPCore
 import HTTPTypes
 
-/// One user's dictionary partition: HMAC-SHA256(secret, credential) in hex, so the credential
+/// One user's dictionary partition: HMAC-SHA256(secret, source ‖ credential) in hex, so the credential
 /// (a bearer token, a session cookie, an upstream user id) is never stored or logged, and ids cannot
-/// be forged or reversed without the server secret.
+/// be forged or reversed without the server secret. The source (`header:<lower-case name>`,
+/// `cookie:<name>`, `upstream-header:<lower-case name>`, then a line feed) is part of the message: a
+/// value a client sends in a header never names the partition the upstream gave that value to (an
+/// upstream user id is no secret), nor a cookie's.
 ///
 /// Requests without the configured header/cookie (or with an empty value) share the anonymous partition ``anonymous``
 /// (quick mode's `--partition-header`); a value type, `Sendable`.
@@ -15,9 +18,19 @@ public struct PartitionID: Hashable, Sendable, CustomStringConvertible {
 
     init(value: String) { self.value = value }
 
-    /// The partition of `credential` under `secret`.
-    public init(secret: [UInt8], credential: some StringProtocol) {
-        value = Self.hmacSHA256(key: secret, message: Array(credential.utf8)).hex
+    /// The partition of `credential` taken from `source`, under `secret`.
+    public init(secret: [UInt8], source: DictionaryPartitionSource, credential: some StringProtocol) {
+        value = Self.hmacSHA256(key: secret, message: Self.domain(of: source) + Array(credential.utf8)).hex
+    }
+
+    /// The bytes naming where a credential came from, before it in the HMAC's message. Header names
+    /// are case-insensitive (lower-cased), cookie names are not; a line feed never occurs in either.
+    static func domain(of source: DictionaryPartitionSource) -> [UInt8] {
+        switch source {
+        case .header(let name): Array("header:\(name.lowercased())\n".utf8)
+        case .cookie(let name): Array("cookie:\(name)\n".utf8)
+        case .upstreamHeader(let name): Array("upstream-header:\(name.lowercased())\n".utf8)
+        }
     }
 
     public var description: String { value }
@@ -36,14 +49,14 @@ public struct PartitionID: Hashable, Sendable, CustomStringConvertible {
         switch source {
         case .header(let name):
             guard let field = HTTPField.Name(name), let value = fields[field], !value.isEmpty else { return .anonymous }
-            return PartitionID(secret: secret, credential: value)
+            return PartitionID(secret: secret, source: source, credential: value)
         case .cookie(let name):
             // An empty value (`session=` or `session=""`, e.g. after a logout) names nobody: anonymous,
             // never one partition shared by every client that sends it.
             guard let value = cookie(named: name, in: fields[values: .cookie]), !value.isEmpty, value != "\"\"" else {
                 return .anonymous
             }
-            return PartitionID(secret: secret, credential: value)
+            return PartitionID(secret: secret, source: source, credential: value)
         case .upstreamHeader:
             return nil
         }
@@ -56,7 +69,7 @@ public struct PartitionID: Hashable, Sendable, CustomStringConvertible {
         let value = fields[field]
         fields[field] = nil
         guard let value, !value.isEmpty else { return .anonymous }
-        return PartitionID(secret: secret, credential: value)
+        return PartitionID(secret: secret, source: source, credential: value)
     }
 
     /// The value of cookie `name` in the request's `Cookie` fields (RFC 6265 §5.4 syntax), split at

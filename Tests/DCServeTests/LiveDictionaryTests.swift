@@ -22,21 +22,30 @@ import Testing
         fields[.authorization] = "Bearer alice"
         fields[.cookie] = "theme=dark; session=s1"
         let a = PartitionID.fromRequest(fields, source: .header("Authorization"), secret: secret)
-        #expect(a == PartitionID(secret: secret, credential: "Bearer alice"))
+        #expect(a == PartitionID(secret: secret, source: .header("Authorization"), credential: "Bearer alice"))
         #expect(a?.value.contains("alice") == false)
-        #expect(PartitionID.fromRequest(fields, source: .cookie("session"), secret: secret) == PartitionID(secret: secret, credential: "s1"))
+        #expect(PartitionID.fromRequest(fields, source: .cookie("session"), secret: secret) == PartitionID(secret: secret, source: .cookie("session"), credential: "s1"))
         #expect(PartitionID.fromRequest(HTTPFields(), source: .header("Authorization"), secret: secret) == .anonymous)
         // An empty credential (a logged-out session cookie, an empty header) is nobody's partition.
         for cookie in ["session=", "session=\"\"", "theme=dark; session="] {
             #expect(PartitionID.fromRequest([.cookie: cookie], source: .cookie("session"), secret: secret) == .anonymous, "\(cookie)")
         }
         #expect(PartitionID.fromRequest([.authorization: ""], source: .header("Authorization"), secret: secret) == .anonymous)
-        #expect(PartitionID(secret: Array("another secret 123".utf8), credential: "Bearer alice") != a)
+        #expect(PartitionID(secret: Array("another secret 123".utf8), source: .header("Authorization"), credential: "Bearer alice") != a)
         var response = HTTPFields()
         response[HTTPField.Name("Dictionary-Partition")!] = "u123"
         let u = PartitionID.fromResponse(&response, source: .upstreamHeader("Dictionary-Partition"), secret: secret)
-        #expect(u == PartitionID(secret: secret, credential: "u123"))
+        #expect(u == PartitionID(secret: secret, source: .upstreamHeader("Dictionary-Partition"), credential: "u123"))
         #expect(response[HTTPField.Name("Dictionary-Partition")!] == nil, "removed before the client sees it")
+        // The same value from another source is another partition: a client sending the upstream's
+        // user id (no secret) in a header or cookie never lands in that user's partition.
+        #expect(PartitionID.fromRequest([.authorization: "u123"], source: .header("Authorization"), secret: secret) != u)
+        #expect(PartitionID.fromRequest([.cookie: "session=u123"], source: .cookie("session"), secret: secret) != u)
+        #expect(PartitionID.fromRequest([HTTPField.Name("X-Client")!: "u123"], source: .header("X-Client"), secret: secret) != u)
+        // Header names are case-insensitive: one partition whatever the configuration's spelling.
+        #expect(PartitionID.fromRequest(fields, source: .header("authorization"), secret: secret) == a)
+        // The domain is part of the HMAC's message: HMAC(secret, "header:authorization\n" + value).
+        #expect(a?.value == PartitionID.hmacSHA256(key: secret, message: Array("header:authorization\nBearer alice".utf8)).hex)
     }
 
     /// Cookie pairs are split at `;` bytes and the value ends there: `;\u{0301}` is one Character, so
@@ -47,7 +56,7 @@ import Testing
         #expect(PartitionID.cookie(named: "session", in: ["x=1;\u{0301}; session=s2"]) == "s2")
         #expect(PartitionID.cookie(named: "session", in: ["x=1;\u{0301}session=s3"]) == nil)
         #expect(PartitionID.fromRequest([.cookie: "session=s1;\u{0301}theme=dark"], source: .cookie("session"), secret: secret)
-                == PartitionID(secret: secret, credential: "s1"))
+                == PartitionID(secret: secret, source: .cookie("session"), credential: "s1"))
         // As before on ASCII: only leading spaces go, the value is kept as sent.
         #expect(PartitionID.cookie(named: "session", in: ["a=1;  session=s 1 ;b=2"]) == "s 1 ")
         #expect(PartitionID.cookie(named: "session", in: ["session =s1"]) == nil)

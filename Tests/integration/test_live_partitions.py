@@ -149,8 +149,32 @@ def test_identical_responses_are_each_partitions_own_dictionary(dcserve_bin, api
         assert decode_plain(body, "gzip", brotli_cli) == today
 
 
+def test_a_client_cannot_claim_the_upstreams_partition_with_a_header(dcserve_bin, api, tmp_path):
+    """One rule's partition comes from the upstream (`Dictionary-Partition`, a user id that is no secret),
+    another's from a request header. A client with no credentials sending alice's upstream id in that
+    header is another partition: naming alice's dictionary gets it a plain coding, never a delta
+    against her calendar."""
+    rules = {"owned": {"match": "/api/*", "resources": "/api/calendar-tagged", "upstreamVersions": 3, "lifetime": LIFETIME,
+                       "partition": {"upstreamHeader": "Dictionary-Partition"}},
+             "items": {"match": "/api/items", "upstreamVersions": 3, "lifetime": LIFETIME,
+                       "partition": {"header": "X-Client"}}}
+    config = write_config(tmp_path, "mixed", proxy_config(api.base, {"path": str(tmp_path / "store")}, rules))
+    req = urllib.request.Request(api.base + "/api/calendar-tagged", headers=bearer("alice"))
+    with urllib.request.urlopen(req, timeout=10) as r:
+        alice_id = r.headers["Dictionary-Partition"]
+    assert alice_id
+    with DCServe(dcserve_bin, ["--config", config]) as server:
+        status, headers, calendar = server.get("/api/calendar-tagged", {"Accept-Encoding": "identity", **bearer("alice")})
+        assert status == 200 and headers.get("Use-As-Dictionary") and "Dictionary-Partition" not in headers, dict(headers)
+        for claimed in [alice_id, "someone-else"]:
+            status, headers, body = server.get("/api/items", {
+                "Accept-Encoding": "dcb, dcz, gzip", "Available-Dictionary": available(calendar), "X-Client": claimed})
+            assert status == 200 and headers["Content-Encoding"] == "gzip", (claimed, dict(headers))
+
+
 def partition_of(secret_key: bytes, user: str) -> str:
-    return hmac.new(secret_key, f"Bearer {user}".encode(), hashlib.sha256).hexdigest()
+    """The partition of `Authorization: Bearer <user>`: HMAC-SHA256(secret, "header:authorization\\n" + value)."""
+    return hmac.new(secret_key, b"header:authorization\n" + f"Bearer {user}".encode(), hashlib.sha256).hexdigest()
 
 
 def test_ten_thousand_partitions_fill_the_store_under_its_budget(dcserve_bin, api, brotli_cli):
