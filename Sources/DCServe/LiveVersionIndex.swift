@@ -5,7 +5,8 @@ import Synchronization
 /// Which stored versions of live (proxied) responses a client may still name, per
 /// (rule, partition, URL path): the last `upstreamVersions` of each, newest last, all of them under
 /// one global byte budget (`maxBytes`) shared by every partition, the least recently used version
-/// (advertised or named by a client) evicted first.
+/// (advertised or named by a client) evicted first. The budget counts each distinct version once,
+/// whatever the number of partitions holding it, as the store keeps its bytes once.
 ///
 /// A hash this index has seen for a live rule is answered through it by (partition, hash), never by
 /// hash alone: a client naming a version past the retention or evicted by the budget
@@ -92,9 +93,9 @@ public final class LiveVersionIndex: Sendable {
                 }
             }
             entries[m] = nil
-            totalBytes -= e.bytes
             let left = (retainedByHash[m.hash] ?? 1) - 1
             retainedByHash[m.hash] = left > 0 ? left : nil
+            if left <= 0 { totalBytes -= e.bytes }  // the bytes go with the last partition holding them
             bury(m, maxTombstones: maxTombstones)
         }
 
@@ -162,7 +163,9 @@ public final class LiveVersionIndex: Sendable {
             if s.entries[member] == nil {
                 s.entries[member] = Entry(slots: [key], bytes: bytes)
                 s.linkNewest(member)
-                s.totalBytes += bytes
+                // Identical bytes held by several partitions (the same feed for every user) are stored
+                // once: counted once, with the first partition retaining them.
+                if s.retainedByHash[hash] == nil { s.totalBytes += bytes }
                 s.retainedByHash[hash, default: 0] += 1
                 s.unbury(member)
             } else {
@@ -232,7 +235,7 @@ public final class LiveVersionIndex: Sendable {
 
     /// Entries touched by all operations so far (a test's proof that nothing scans).
     var examined: Int { state.withLock { $0.examined } }
-    /// Bytes of the retained versions.
+    /// Bytes of the retained versions, each distinct version once (as the store holds them).
     var totalBytes: Int { state.withLock { $0.totalBytes } }
     /// Number of retained (partition, hash) versions.
     var count: Int { state.withLock { $0.entries.count } }

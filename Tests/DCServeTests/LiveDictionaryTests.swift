@@ -150,6 +150,27 @@ import Testing
         #expect(small.totalBytes == 400)
     }
 
+    /// The same feed handed to many users is one version on disk: the budget counts it once, so seven
+    /// users' two versions each fit a budget of three versions, and its bytes leave the total only with
+    /// the last partition holding them.
+    @Test func identicalVersionsOfManyPartitionsCountOnceInTheBudget() {
+        let index = LiveVersionIndex(limits: ["news": 2], maxBytes: 3 * 12_000)
+        func h(_ s: String) -> DictionaryHash { SHA256.hash(Array(s.utf8)) }
+        func key(_ p: Int) -> LiveVersionIndex.SlotKey { .init(rule: "news", partition: "u\(p)", path: "/latest_news") }
+        for day in ["monday", "tuesday"] {
+            for p in 0..<7 { #expect(index.add(h(day), at: key(p), bytes: 12_000).isEmpty, "\(day) u\(p)") }
+        }
+        #expect(index.totalBytes == 24_000 && index.count == 14)
+        for p in 0..<7 { #expect(index.verdict(h("monday"), partition: "u\(p)") == .allowed) }
+        // Wednesday's feed: monday falls out of every user's two versions, one partition at a time; its
+        // bytes leave the total with the seventh.
+        for p in 0..<6 { index.add(h("wednesday"), at: key(p), bytes: 12_000) }
+        #expect(index.totalBytes == 36_000)
+        #expect(index.add(h("wednesday"), at: key(6), bytes: 12_000) == [.init(partition: "u6", hash: h("monday"))])
+        #expect(index.totalBytes == 24_000 && index.count == 14)
+        #expect(index.verdict(h("tuesday"), partition: "u0") == .allowed)
+    }
+
     @Test func hundredThousandPartitionsLookupsAndEvictionsDoNotScan() {
         let partitions = 100_000
         // Room for half the versions: the first half of the partitions is evicted, oldest first.
