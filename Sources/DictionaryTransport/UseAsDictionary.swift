@@ -124,9 +124,11 @@ public struct UseAsDictionary: Hashable, Sendable {
 
     /// True when `destination` (a request's `Sec-Fetch-Dest`, nil when absent) is allowed by
     /// `match-dest`. An empty list allows every destination. A request without `Sec-Fetch-Dest`
-    /// (a non-browser client, which applies no destination filter itself) is allowed.
+    /// (a non-browser client, which applies no destination filter itself) is allowed. `match-dest`
+    /// lists Fetch destinations, where `fetch()` and XHR have the empty destination `""`, which
+    /// `Sec-Fetch-Dest` sends as `empty` (Fetch Metadata §2.1).
     public func allows(destination: String?) -> Bool {
         guard let destination, !matchDestinations.isEmpty else { return true }
-        return matchDestinations.contains(destination)
+        return matchDestinations.contains(destination == "empty" ? "" : destination)
     }
 }

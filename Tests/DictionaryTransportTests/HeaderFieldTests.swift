@@ -139,5 +139,9 @@ import Testing
         #expect(!scripts.allows(destination: "document"))
         #expect(scripts.allows(destination: nil))
         #expect(UseAsDictionary(match: "/a").allows(destination: "image"))
+        // fetch() and XHR: the Fetch destination "" arrives as `Sec-Fetch-Dest: empty`.
+        let apiCalls = UseAsDictionary(match: "/api/*", matchDestinations: [""])
+        #expect(apiCalls.allows(destination: "empty") && !apiCalls.allows(destination: "document"))
+        #expect(!scripts.allows(destination: "empty"))
     }
 }
