@@ -65,9 +65,12 @@ public struct DictionaryRuleSet: Sendable {
     }
 
     /// The first rule whose `resources` pattern matches `path`: responses for it become dictionaries.
-    /// History rules never advertise a response itself (their dictionaries are offered with `Link`).
+    /// History rules never advertise a response itself (their dictionaries are offered with `Link`),
+    /// and no rule advertises a history dictionary's own URL (``HistoryDictionaryURL``: it keeps its
+    /// group's scope, id and lifetime).
     public func advertisingRule(for path: Substring) -> Rule? {
-        rules.first { $0.history == nil && $0.resources.matches(path: path) }
+        guard let rule = rules.first(where: { $0.history == nil && $0.resources.matches(path: path) }) else { return nil }
+        return HistoryDictionaryURL.parse(path) == nil ? rule : nil
     }
 
     /// The name of the first rule whose `compress` pattern covers `path`, else of the first

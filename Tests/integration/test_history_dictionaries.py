@@ -298,3 +298,18 @@ def test_quick_mode_history_dictionaries(dcserve_bin, api, tmp_path):
         assert status == 200 and hashlib.sha256(body).hexdigest() == hex_hash
         assert headers["Use-As-Dictionary"] == 'match="/api/chats/3/*", id="chat:3"'
         assert re.fullmatch(r"private, max-age=(\d+)", headers["Cache-Control"])
+
+
+def test_a_live_rule_over_the_chat_paths_leaves_the_history_dictionary_alone(dcserve_bin, api, tmp_path):
+    """`--dictionaries '/api/*'` also covers the chat's dictionary URL: its response keeps the history
+    dictionary's own scope, id and lifetime (it is not re-advertised as a dictionary of `/api/*`, which
+    would tell clients to use a chat's dictionary on every API path for a day)."""
+    with DCServe(dcserve_bin, ["--upstream", api.base, "--store", str(tmp_path / "store"),
+                               "--dictionaries", "/api/*", "--history-dictionaries", "/api/chats/:chat/*",
+                               "--partition-header", "Authorization"]) as s:
+        url, hex_hash = converse_until_link(s.port, "3", "carol", "bob", rounds=80)
+        status, headers, body = request(s.port, url, {**auth("carol"), "Accept-Encoding": "identity"})
+        assert status == 200 and hashlib.sha256(body).hexdigest() == hex_hash
+        assert headers["Use-As-Dictionary"] == 'match="/api/chats/3/*", id="chat:3"', dict(headers)
+        seconds = int(re.fullmatch(r"private, max-age=(\d+)", headers["Cache-Control"]).group(1))
+        assert 0 < seconds <= 3600
