@@ -418,12 +418,15 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         guard let length = response.body.knownLength else {
             return .passThrough(response, conditional: false, replayable: false, reason: .streamed)
         }
+        // The client's If-None-Match / If-Modified-Since may have been kept from the inner handler
+        // (``forwardsConditions(_:)``): they are evaluated here on what passes (a file's or an
+        // upstream's own validators), so a match still gets its 304.
         guard length <= Self.maximumBodyBytes else {
-            return .passThrough(response, conditional: false, replayable: false, reason: .tooLarge)
+            return .passThrough(response, conditional: true, replayable: false, reason: .tooLarge)
         }
         if request.head.method == .head && !response.isContentAddressed {
             // A proxied HEAD has no body to store, hash or measure: its head passes as the upstream sent it.
-            return .passThrough(response, conditional: false, replayable: false, reason: .head)
+            return .passThrough(response, conditional: true, replayable: false, reason: .head)
         }
         let fields = TriageFields(response.head.headerFields)  // one pass over the head
         if fields.forbidsTransform {
@@ -457,8 +460,9 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     }
 
     /// A streamed 200 response to GET (a proxied body too large to buffer) compressed on the fly at
-    /// the fast level with the client's best plain coding; nil when it must pass as it is (already
-    /// encoded, no-transform, an event stream, an already-compressed media type, or identity is best).
+    /// the fast level with the client's best plain coding; unchanged but for `Vary` when identity is
+    /// this client's best; nil when it must pass as it is (not GET 200, already encoded, no-transform,
+    /// an event stream, an already-compressed media type).
     func streamingEncoded(_ request: HTTPServerRequest, _ response: HTTPServerResponse, _ body: StreamBody) -> HTTPServerResponse? {
         let fields = response.head.headerFields
         guard request.head.method == .get, response.head.status == .ok,
@@ -474,9 +478,14 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             let weight = accepted.weight(of: coding)
             if weight > 0 && weight > (best?.weight ?? 0) { best = (coding, weight) }
         }
-        guard let coding = best?.coding else { return nil }
-        let level = settings.fastLevels[coding] ?? coding.defaultLevel(.onTheFly)
         var out = response
+        guard let coding = best?.coding else {
+            // Identity is this client's best, but other clients get this resource compressed: a cache
+            // must know the representation depends on Accept-Encoding (RFC 9110 §12.5.5).
+            addVary(to: &out.head.headerFields, scope: rules.dictionaryScope(for: request.pathWithoutQuery))
+            return out
+        }
+        let level = settings.fastLevels[coding] ?? coding.defaultLevel(.onTheFly)
         out.body = .stream(StreamingEncodedBody.wrap(body, coding: coding, level: level))
         out.head.headerFields[.contentEncoding] = coding.rawValue
         out.head.headerFields[.contentLength] = nil

@@ -1,5 +1,6 @@
 """Static files through the real binary: traversal, index, MIME, validators, ranges, errors, HEAD."""
 import http.client
+import os
 import socket
 
 import pytest
@@ -175,3 +176,24 @@ def test_repeat_requests_follow_file_changes(site, tmp_path):
     path.write_bytes(b"version 4\n")
     status, _, body = raw_get(s, b"/changing.txt")
     assert status == 200 and body == b"version 4\n"
+
+
+def test_a_file_too_large_to_compress_still_answers_if_none_match_with_304(dcserve_bin, tmp_path):
+    """A file over the compression limit (64 MiB) passes untouched; the client's If-None-Match, held
+    back from the file handler because the client accepts codings, is evaluated on it: 304, not the file."""
+    from dcserve_server import DCServe
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site/huge.bin").write_bytes(b"")
+    os.truncate(tmp_path / "site/huge.bin", 70 << 20)
+    with DCServe(dcserve_bin, ["--root", str(tmp_path / "site"), "--store", str(tmp_path / "store")]) as server:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        conn.request("HEAD", "/huge.bin")
+        head = conn.getresponse()
+        head.read()
+        etag = head.headers["ETag"]
+        assert etag
+        for accept in ["gzip, br", "identity"]:
+            conn.request("GET", "/huge.bin", headers={"If-None-Match": etag, "Accept-Encoding": accept})
+            r = conn.getresponse()
+            assert r.status == 304 and r.read() == b"" and r.headers["ETag"] == etag, (accept, dict(r.headers))
+        conn.close()

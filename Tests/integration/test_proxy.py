@@ -349,6 +349,12 @@ def test_large_streamed_body_is_compressed_on_the_fly(proxy):
     decoded = subprocess.run(["zstd", "-q", "-d", "-c"], input=body, capture_output=True, check=True, timeout=30).stdout
     assert len(decoded) == total and len(body) < total // 20
     assert decoded[:65] == b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ+/\n"
+    # The identity representation of the same URL says it varies too (a cache must not hand it to a
+    # client that accepts zstd, nor the zstd one to a client that does not).
+    status, headers, body = request(proxy.port, "GET", f"/api/big?bytes={total}&length=1", {"Accept-Encoding": "identity"},
+                                    timeout=30)
+    assert status == 200 and "Content-Encoding" not in headers and len(body) == total
+    assert "Accept-Encoding" in headers.get("Vary", ""), dict(headers)
     assert_serves(proxy)
 
 

@@ -107,3 +107,16 @@ def test_a_matching_etag_still_gets_304(proxy):
                                                                   "Authorization": "Bearer bob",
                                                                   "If-None-Match": etag})
     assert status == 304 and body == b"" and headers["ETag"] == etag
+
+
+@pytest.mark.parametrize("accept", ["identity", "gzip, br"])
+def test_a_head_with_a_matching_etag_gets_304(proxy, accept):
+    """A proxied HEAD passes the upstream's head as it is; when dcserve kept the client's conditionals
+    from the upstream (a rule covers the path, or the client accepts codings), it evaluates them itself."""
+    status, headers, _ = request(proxy.port, "GET", "/api/items/2", {"Accept-Encoding": "identity"})
+    assert status == 200
+    etag = headers["ETag"]
+    status, headers, body = request(proxy.port, "HEAD", "/api/items/2", {"Accept-Encoding": accept, "If-None-Match": etag})
+    assert status == 304 and body == b"" and headers["ETag"] == etag, dict(headers)
+    status, headers, _ = request(proxy.port, "HEAD", "/api/items/2", {"Accept-Encoding": accept, "If-None-Match": '"other"'})
+    assert status == 200 and headers["ETag"] == etag
