@@ -70,14 +70,38 @@ public struct DictionaryRuleSet: Sendable {
     /// group's scope, id and lifetime).
     public func advertisingRule(for path: Substring) -> Rule? {
         guard let rule = rules.first(where: { $0.history == nil && $0.resources.matches(path: path) }) else { return nil }
-        return HistoryDictionaryURL.parse(path) == nil ? rule : nil
+        return HistoryDictionaryURL.parse(path) == nil && Self.namesWhatItSays(path) ? rule : nil
+    }
+
+    /// Whether rules may be matched on `path` as it was sent: no dot segment and no percent-escape of
+    /// an unreserved character or of `/` or `\`. The server behind a route resolves those
+    /// (`/static/../other/x`, `/static/a%2F..%2F..%2Fother/x` name `/other/x` to a file handler), so a
+    /// rule matched on the raw path would cover what it does not serve: no rule covers such a path
+    /// (browsers never send one; it is served, without dictionaries). Checked only once a rule matched.
+    static func namesWhatItSays(_ path: Substring) -> Bool {
+        let utf8 = path.utf8
+        if RoutePath.hasDotSegment(utf8) { return false }
+        var bytes = utf8[...]
+        while let i = bytes.firstIndex(of: UInt8(ascii: "%")) {
+            let escape = bytes[bytes.index(after: i)...].prefix(2)
+            guard escape.count == 2, let value = UInt8(String(decoding: escape, as: UTF8.self), radix: 16) else { return false }
+            switch value {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"), UInt8(ascii: "\\"):
+                return false
+            default:
+                bytes = bytes[escape.endIndex...]
+            }
+        }
+        return true
     }
 
     /// The name of the first rule whose `compress` pattern covers `path`, else of the first
     /// out-of-band dictionary whose `match` does; nil when none (for decisions and metrics).
     public func compressingRuleName(for path: Substring) -> String? {
-        rules.first { $0.compress.contains { $0.matches(path: path) } }?.name
+        let name = rules.first { $0.compress.contains { $0.matches(path: path) } }?.name
             ?? outOfBandCompress.first { $0.pattern.matches(path: path) }?.name
+        return name != nil && Self.namesWhatItSays(path) ? name : nil
     }
 
     /// The rule a decision about `path` is attributed to: the advertising rule, else the compressing one.
@@ -87,7 +111,8 @@ public struct DictionaryRuleSet: Sendable {
 
     /// The first history rule whose `match` covers `path` (issue #16).
     public func historyRule(for path: Substring) -> Rule? {
-        rules.first { $0.history != nil && $0.match.matches(path: path) }
+        guard let rule = rules.first(where: { $0.history != nil && $0.match.matches(path: path) }) else { return nil }
+        return Self.namesWhatItSays(path) ? rule : nil
     }
 
     /// The history rules, in declaration order.
@@ -102,7 +127,7 @@ public struct DictionaryRuleSet: Sendable {
             allowPrivate = allowPrivate || rule.allowPrivate
         }
         if !found { found = outOfBandCompress.contains { $0.pattern.matches(path: path) } }
-        return found ? DictionaryScope(allowPrivate: allowPrivate) : nil
+        return found && Self.namesWhatItSays(path) ? DictionaryScope(allowPrivate: allowPrivate) : nil
     }
 }
 

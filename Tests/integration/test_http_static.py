@@ -197,3 +197,31 @@ def test_a_file_too_large_to_compress_still_answers_if_none_match_with_304(dcser
             r = conn.getresponse()
             assert r.status == 304 and r.read() == b"" and r.headers["ETag"] == etag, (accept, dict(r.headers))
         conn.close()
+
+
+@pytest.mark.parametrize("target", [b"/static/../other/app.js", b"/static/%2e%2e/other/app.js",
+                                    b"/static/x%2F..%2F..%2Fother/app.js"])
+def test_a_rule_never_covers_a_file_reached_through_dot_segments(dcserve_bin, tmp_path, target):
+    """`--dictionaries '/static/*'`: a path that matches the rule as sent but names /other/app.js once
+    resolved is served without dictionaries: no Use-As-Dictionary, nothing stored, no delta."""
+    import hashlib
+    from dcserve_server import DCServe
+    (tmp_path / "site/static").mkdir(parents=True)
+    (tmp_path / "site/other").mkdir()
+    secret = b"other content, outside the rule's scope " * 20
+    (tmp_path / "site/other/app.js").write_bytes(secret)
+    (tmp_path / "site/static/app.js").write_bytes(b"in scope " * 100)
+    store = tmp_path / "store"
+    with DCServe(dcserve_bin, ["--root", str(tmp_path / "site"), "--store", str(store), "--dictionaries", "/static/*"]) as server:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+            s.sendall(b"GET " + target + b" HTTP/1.1\r\nHost: t\r\nAccept-Encoding: dcb, dcz, gzip\r\nConnection: close\r\n\r\n")
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+        head = data.split(b"\r\n\r\n", 1)[0].lower()
+        assert head.startswith(b"http/1.1 200"), head
+        assert b"use-as-dictionary" not in head and b"content-encoding: dc" not in head, head
+        assert not (store / hashlib.sha256(secret).hexdigest()).exists()
+        # The file in scope still is a dictionary.
+        status, headers, _ = server.get("/static/app.js")
+        assert status == 200 and headers["Use-As-Dictionary"] == 'match="/static/*"'
