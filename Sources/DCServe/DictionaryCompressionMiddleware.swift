@@ -684,7 +684,9 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                 case .notHistory: break
                 case .allowed(let candidate, _):
                     effects.isReplayable = false
-                    return candidate
+                    // Still held (retention may have removed it from the store since it was published):
+                    // otherwise the client gets a plain coding, as for an unknown hash.
+                    return self.dictionary(hash, partition: Self.storePartition(partition)) != nil ? candidate : nil
                 case .refused:
                     effects.isReplayable = false
                     if let rule = self.rules.historyRule(for: path) { history.metrics.refused(rule: rule.name) }

@@ -313,3 +313,31 @@ def test_a_live_rule_over_the_chat_paths_leaves_the_history_dictionary_alone(dcs
         assert headers["Use-As-Dictionary"] == 'match="/api/chats/3/*", id="chat:3"', dict(headers)
         seconds = int(re.fullmatch(r"private, max-age=(\d+)", headers["Cache-Control"]).group(1))
         assert 0 < seconds <= 3600
+
+
+def test_a_dictionary_removed_by_retention_gets_a_plain_coding(dcserve_bin, api, tmp_path):
+    """A store budget too small for the chat's first dictionary: housekeeping removes it while it is
+    still the group's current one. A client naming it gets an ordinary compressed answer (as for an
+    unknown hash), not the body uncompressed."""
+    config = tmp_path / "tiny.json"
+    config.write_text(json.dumps({
+        "server": {"host": "127.0.0.1", "port": 0, "decisionHeader": True},
+        "store": {"path": str(tmp_path / "store"), "maxBytes": 500, "housekeepingSeconds": 1},
+        "upstreams": {"names": ["api"], "api": {"servers": [api.base]}},
+        "routes": {"names": ["api"], "api": {"prefix": "/", "upstream": "api"}},
+        "dictionaries": {"rules": ["chats"], "chats": {"match": "/api/chats/:chat/*", "partition": {"header": "Authorization"},
+                                                         "history": {"enabled": True}}}}))
+    with DCServe(dcserve_bin, ["--config", str(config)]) as s:
+        url, hex_hash = converse_until_link(s.port, "2", "alice", "bob", rounds=80)
+        deadline = time.monotonic() + 10
+        while request(s.port, url, auth("alice"))[0] != 404 and time.monotonic() < deadline:
+            time.sleep(0.2)  # housekeeping (every second) removes it
+        assert request(s.port, url, auth("alice"))[0] == 404
+        status, headers, body = request(s.port, "/api/chats/2/messages?since=0", {
+            **auth("alice"), "Accept-Encoding": "dcb, dcz, br", "Available-Dictionary": available_hex(hex_hash)})
+        assert status == 200 and headers["Content-Encoding"] == "br", dict(headers)
+        assert "encoding-failed" not in headers["DCServe-Decision"]
+
+
+def available_hex(hex_hash: str) -> str:
+    return ":" + base64.b64encode(bytes.fromhex(hex_hash)).decode() + ":"
