@@ -147,12 +147,13 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         }
     }
 
-    /// For a path a private rule advertises: the request's partition id (from the request, or from the
-    /// upstream's header, which is removed here so the client never sees it) and `Cache-Control:
-    /// private` on the response. Otherwise the response unchanged and nil (the shared partition).
+    /// For a path a private rule advertises or compresses: the request's partition id (from the
+    /// request, or from the upstream's header, which is removed here so the client never sees it) and
+    /// `Cache-Control: private` on the response. Otherwise the response unchanged and nil (the shared
+    /// partition).
     func partitioned(_ request: HTTPServerRequest, _ response: HTTPServerResponse) -> (HTTPServerResponse, String?) {
         let path = request.pathWithoutQuery
-        let live = rules.advertisingRule(for: path).flatMap { $0.isLive ? $0 : nil }
+        let live = rules.advertisingRule(for: path).flatMap { $0.isLive ? $0 : nil } ?? rules.liveCompressingRule(for: path)
         guard let rule = live ?? rules.historyRule(for: path) else { return (response, nil) }
         guard let source = rule.partition else { return (response, "") }
         var out = response

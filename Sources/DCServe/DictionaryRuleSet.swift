@@ -109,6 +109,15 @@ public struct DictionaryRuleSet: Sendable {
         advertisingRule(for: path)?.name ?? compressingRuleName(for: path)
     }
 
+    /// The first live rule whose `compress` pattern covers `path`: there a request's partition decides
+    /// which of the rule's dictionaries it may name (and an upstream's partition field is removed),
+    /// also where the rule does not advertise the response itself.
+    public func liveCompressingRule(for path: Substring) -> Rule? {
+        guard let rule = rules.first(where: { $0.history == nil && $0.isLive && $0.compress.contains { $0.matches(path: path) } })
+        else { return nil }
+        return Self.namesWhatItSays(path) ? rule : nil
+    }
+
     /// The first history rule whose `match` covers `path` (issue #16).
     public func historyRule(for path: Substring) -> Rule? {
         guard let rule = rules.first(where: { $0.history != nil && $0.match.matches(path: path) }) else { return nil }

@@ -172,6 +172,32 @@ def test_a_client_cannot_claim_the_upstreams_partition_with_a_header(dcserve_bin
             assert status == 200 and headers["Content-Encoding"] == "gzip", (claimed, dict(headers))
 
 
+def test_a_partitioned_rule_serves_its_owner_on_paths_it_only_compresses(dcserve_bin, api, tmp_path, brotli_cli):
+    """The rule advertises /api/calendar and compresses everything its match covers (/api/calendar*):
+    alice's calendar is her dictionary on /api/calendar-owned too, and bob naming it there gets a plain
+    coding. With a partition named by the upstream, its field never reaches the client on such a path."""
+    rules = {"cal": {"match": "/api/calendar*", "resources": "/api/calendar", "upstreamVersions": 3, "lifetime": LIFETIME,
+                     "partition": {"header": "Authorization"}}}
+    config = write_config(tmp_path, "cal", proxy_config(api.base, {"path": str(tmp_path / "store")}, rules))
+    with DCServe(dcserve_bin, ["--config", config]) as server:
+        _, headers, calendar = server.get("/api/calendar", {"Accept-Encoding": "identity", **bearer("alice")})
+        assert headers["Use-As-Dictionary"] == 'match="/api/calendar*"'
+        owned = direct(api, "/api/calendar-owned", bearer("alice"))
+        status, headers, body = server.get("/api/calendar-owned", {
+            "Accept-Encoding": "dcb", "Available-Dictionary": available(calendar), **bearer("alice")})
+        assert status == 200 and headers["Content-Encoding"] == "dcb", dict(headers)
+        assert dcb_with_brotli_cli(body, calendar, brotli_cli) == owned and "private" in headers["Cache-Control"]
+        status, headers, body = server.get("/api/calendar-owned", {
+            "Accept-Encoding": "dcb, gzip", "Available-Dictionary": available(calendar), **bearer("bob")})
+        assert status == 200 and headers["Content-Encoding"] == "gzip", dict(headers)
+    rules = {"owned": {"match": "/api/calendar-*", "resources": "/api/calendar-tagged", "upstreamVersions": 3,
+                       "lifetime": LIFETIME, "partition": {"upstreamHeader": "Dictionary-Partition"}}}
+    config = write_config(tmp_path, "owned", proxy_config(api.base, {"path": str(tmp_path / "store2")}, rules))
+    with DCServe(dcserve_bin, ["--config", config]) as server:
+        status, headers, _ = server.get("/api/calendar-owned", {"Accept-Encoding": "identity", **bearer("alice")})
+        assert status == 200 and "Dictionary-Partition" not in headers, dict(headers)
+
+
 def partition_of(secret_key: bytes, user: str) -> str:
     """The partition of `Authorization: Bearer <user>`: HMAC-SHA256(secret, "header:authorization\\n" + value)."""
     return hmac.new(secret_key, b"header:authorization\n" + f"Bearer {user}".encode(), hashlib.sha256).hexdigest()
