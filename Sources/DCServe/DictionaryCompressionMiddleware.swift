@@ -160,6 +160,13 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         var id = PartitionID.fromRequest(request.head.headerFields, source: source, secret: partitionSecret)
         if id == nil { id = PartitionID.fromResponse(&out.head.headerFields, source: source, secret: partitionSecret) }
         out.head.headerFields[.cacheControl] = Self.privately(out.head.headerFields[.cacheControl])
+        // The response depends on who asks: a browser's cache shared by two accounts must not hand one
+        // account's response (or its delta) to the other.
+        switch source {
+        case .header(let name): out.head.headerFields[.vary] = VaryField.merged(existing: out.head.headerFields[values: .vary], adding: [name])
+        case .cookie: out.head.headerFields[.vary] = VaryField.merged(existing: out.head.headerFields[values: .vary], adding: ["Cookie"])
+        case .upstreamHeader: break  // the upstream's own Vary says what its partition depends on
+        }
         return (out, (id ?? .anonymous).value)
     }
 

@@ -187,6 +187,8 @@ def test_a_partitioned_rule_serves_its_owner_on_paths_it_only_compresses(dcserve
             "Accept-Encoding": "dcb", "Available-Dictionary": available(calendar), **bearer("alice")})
         assert status == 200 and headers["Content-Encoding"] == "dcb", dict(headers)
         assert dcb_with_brotli_cli(body, calendar, brotli_cli) == owned and "private" in headers["Cache-Control"]
+        # Per user: a browser cache shared by two accounts keys it by the partition's header.
+        assert "authorization" in [v.strip().lower() for v in headers["Vary"].split(",")], headers["Vary"]
         status, headers, body = server.get("/api/calendar-owned", {
             "Accept-Encoding": "dcb, gzip", "Available-Dictionary": available(calendar), **bearer("bob")})
         assert status == 200 and headers["Content-Encoding"] == "gzip", dict(headers)
