@@ -873,9 +873,19 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// Range requests are answered by the inner handler as identity; the response still varies.
     func identityForRange(_ request: HTTPServerRequest, _ response: HTTPServerResponse) -> HTTPServerResponse {
         var out = response
-        if rules.dictionaryScope(for: request.pathWithoutQuery) != nil,
-           out.head.status == .ok || out.head.status == .partialContent {
+        guard out.head.status == .ok || out.head.status == .partialContent else { return out }
+        let path = request.pathWithoutQuery
+        if rules.dictionaryScope(for: path) != nil {
             VaryField.addDictionaryNames(to: &out.head.headerFields)
+        }
+        // The Cache-Control a full 200 would get as an advertised dictionary: a 206 must carry it
+        // (RFC 9110 §15.3.7), and a 200 that ignored the Range is the same representation.
+        if let rule = rules.advertisingRule(for: path),
+           (rule.isLive ? rule.partition != nil : response.isContentAddressed) || rule.allowPrivate
+            || CompressionEligibility.privacyConcern(request: request.head.headerFields, response: response.head.headerFields) == nil,
+           let (cacheControl, _) = Self.lifetime(rule, upstream: out.head.headerFields[.cacheControl],
+                                                contentAddressed: response.isContentAddressed) {
+            out.head.headerFields[.cacheControl] = rule.partition == nil ? cacheControl : Self.privately(cacheControl)
         }
         return out
     }

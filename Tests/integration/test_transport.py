@@ -201,6 +201,10 @@ def test_head_and_range_stay_correct(dcserve_bin, site):
         assert h["ETag"] == g["ETag"] and h["Content-Length"] == str(len(gbody))
         status, h, body = s.get("/static/app.v2.js", {**hdrs, "Range": "bytes=0-9"})
         assert status == 206 and body == V2[:10] and h.get("Content-Encoding", "identity") == "identity"
+        # The Cache-Control a 200 gets (RFC 9110 §15.3.7), also on a 200 that ignored a multi-range.
+        assert h["Cache-Control"] == g["Cache-Control"], (dict(h), dict(g))
+        status, h, body = s.get("/static/app.v2.js", {**hdrs, "Range": "bytes=0-1,5-6"})
+        assert status in (200, 206) and h["Cache-Control"] == g["Cache-Control"], dict(h)
 
 
 def test_invalid_config_is_refused_with_key(dcserve_bin, tmp_path):
