@@ -56,7 +56,8 @@ enum RequestHeadEncoder {
             case 17: if field.name == .transferEncoding { continue }
             default: break
             }
-            appendField(field.name.rawName, field.value, to: &out)
+            // The value's bytes as received (obs-text stays byte for byte; `.value` is lossy UTF-8).
+            field.withUnsafeBytesOfValue { appendField(field.name.rawName, $0, to: &out) }
         }
         if !hasHost {
             appendField("Host", request.head.authority ?? server.authority, to: &out)
@@ -72,13 +73,18 @@ enum RequestHeadEncoder {
     }
 
     private static func appendField(_ name: String, _ value: String, to out: inout [UInt8]) {
+        var value = value
+        value.withUTF8 { appendField(name, $0, to: &out) }
+    }
+
+    private static func appendField(_ name: String, _ value: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         out.append(contentsOf: name.utf8)
         out.append(0x3A)
         out.append(0x20)
-        if value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
-            for b in value.utf8 { out.append(b == 0x0D || b == 0x0A || b == 0x00 ? 0x20 : b) }
+        if value.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
+            for b in value { out.append(b == 0x0D || b == 0x0A || b == 0x00 ? 0x20 : b) }
         } else {
-            out.append(contentsOf: value.utf8)  // the usual clean value: one copy
+            out.append(contentsOf: value)  // the usual clean value: one copy
         }
         out.append(0x0D)
         out.append(0x0A)

@@ -50,7 +50,9 @@ enum ResponseWriter {
             }
             buffer.append(contentsOf: name.rawName.utf8)
             buffer.append(0x3A); buffer.append(0x20)
-            buffer.append(contentsOf: field.value.utf8)
+            // The value's bytes as they are (obs-text from an upstream stays byte for byte; `.value`
+            // would decode it as lossy UTF-8).
+            field.withUnsafeBytesOfValue { buffer.append(contentsOf: $0) }
             buffer.append(0x0D); buffer.append(0x0A)
         }
         return (hasDate, hasServer)

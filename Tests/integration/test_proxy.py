@@ -431,6 +431,22 @@ def test_upstream_garbage_is_502(dcserve_bin, tmp_path):
         assert server.alive()
 
 
+def test_obs_text_in_field_values_passes_byte_for_byte(dcserve_bin, tmp_path):
+    """Bytes ≥ 0x80 that are not UTF-8 (obs-text, RFC 9110 §5.5: opaque data) in a field value reach the
+    upstream and the client exactly as sent; they became U+FFFD (EF BF BD) before."""
+    reply = (b'HTTP/1.1 200 OK\r\nContent-Disposition: attachment; filename="caf\xe9.txt"\r\n'
+             b"Content-Length: 2\r\nConnection: close\r\n\r\nok")
+    with GarbageUpstream(reply) as upstream, \
+            DCServe(dcserve_bin, ["--config", proxy_config(tmp_path, upstream.base)]) as server:
+        with server.connect() as s:
+            s.sendall(b"GET /file HTTP/1.1\r\nHost: t\r\nX-Name: caf\xe9\r\nConnection: close\r\n\r\n")
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+        assert data.startswith(b"HTTP/1.1 200") and b'filename="caf\xe9.txt"\r\n' in data, data
+        assert any(b"X-Name: caf\xe9\r\n" in r for r in upstream.received), upstream.received
+
+
 def test_upstream_restart_is_transparent_for_gets(dcserve_bin, tmp_path):
     port = free_port()
     with ExampleAPI(port=port) as first, DCServe(dcserve_bin, ["--config", proxy_config(tmp_path, first.base),

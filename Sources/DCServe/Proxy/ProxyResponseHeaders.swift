@@ -69,14 +69,19 @@ public enum ProxyResponseHeaders {
                     || (!listed.isEmpty && listed.contains { lowercaseEquals(nameBytes, $0) }) {
                     continue
                 }
-                let fieldValue = String(decoding: value(i), as: UTF8.self)
+                let valueBytes = value(i)
                 if policy.via && lowercaseEquals(nameBytes, viaBytes) {
+                    let fieldValue = String(decoding: valueBytes, as: UTF8.self)
                     via += via.isEmpty ? fieldValue : ", " + fieldValue
                     continue
                 }
                 // Names are tokens: never nil.
                 guard let fieldName = CommonFieldNames.name(nameBytes) ?? HTTPField.Name(String(decoding: nameBytes, as: UTF8.self)) else { continue }
-                fields.append(HTTPField(name: fieldName, value: fieldValue))
+                // obs-text (bytes ≥ 0x80 that are not UTF-8, e.g. a Latin-1 filename) is kept byte for
+                // byte; the usual ASCII value becomes a String directly.
+                fields.append(valueBytes.allSatisfy { $0 < 0x80 }
+                              ? HTTPField(name: fieldName, value: String(decoding: valueBytes, as: UTF8.self))
+                              : HTTPField(name: fieldName, lenientValue: valueBytes))
             }
             if policy.via {
                 let own = protocolVersion == "1.1" ? policy.via11 : "\(protocolVersion) \(policy.pseudonym)"
