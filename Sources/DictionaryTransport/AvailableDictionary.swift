@@ -73,7 +73,10 @@ public struct AvailableDictionary: Hashable, Sendable {
             return .rejected(.malformed)
         }
         guard case .undecodedByteSequence(let base64) = item.rfc9651BareItem else { return .rejected(.notBinary) }
-        guard let data = Data(base64Encoded: base64), let hash = DictionaryHash(bytes: data) else {
+        // RFC 9651 §4.2.7: parsers SHOULD NOT fail when "=" padding is missing (a SHA-256 is 43
+        // characters unpadded, 44 padded).
+        let padded = base64.utf8.count % 4 == 0 ? base64 : base64 + String(repeating: "=", count: 4 - base64.utf8.count % 4)
+        guard let data = Data(base64Encoded: padded), let hash = DictionaryHash(bytes: data) else {
             return .rejected(.wrongLength)
         }
         return .present(AvailableDictionary(hash: hash))

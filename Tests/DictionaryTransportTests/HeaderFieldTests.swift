@@ -18,6 +18,13 @@ import Testing
         #expect(AvailableDictionary.parse(fieldValue: "  " + referenceAvailableDictionary + " ").value?.hash == referenceHash)
     }
 
+    @Test func missingPaddingIsAccepted() {
+        // RFC 9651 §4.2.7: parsers SHOULD NOT fail when "=" padding is missing.
+        #expect(referenceAvailableDictionary.hasSuffix("=:"))
+        let unpadded = String(referenceAvailableDictionary.dropLast(2)) + ":"
+        #expect(AvailableDictionary.parse(fieldValue: unpadded).value?.hash == referenceHash)
+    }
+
     @Test func parametersOnTheItemAreIgnored() {
         #expect(AvailableDictionary.parse(fieldValue: referenceAvailableDictionary + ";x=1").value?.hash == referenceHash)
     }
