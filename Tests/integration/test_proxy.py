@@ -22,7 +22,7 @@ import pytest
 
 from dcserve_server import DCServe
 from decoders import dcz_with_zstd_cli
-from upstream_support import ExampleAPI, GarbageUpstream, free_port
+from upstream_support import ExampleAPI, GarbageUpstream, OneShotUpstream, free_port
 
 
 def proxy_config(tmp: pathlib.Path, upstream: str, **upstream_settings) -> str:
@@ -422,6 +422,30 @@ def test_upstream_garbage_is_502(dcserve_bin, tmp_path):
         status, _, body = request(server.port, "POST", "/api/echo", body=b"abc")
         assert status == 502, body
         assert garbage.accepted >= 2
+        assert server.alive()
+
+
+def test_connection_the_upstream_closed_after_its_answer_is_not_reused(dcserve_bin, tmp_path):
+    """An upstream that closes each connection right after its answer (no `Connection: close`): the
+    pooled connection it closed is never handed to the next request, so a POST on the same client
+    connection reaches the upstream (it cannot be replayed: on the dead connection it was a 502)."""
+    with OneShotUpstream() as upstream, \
+            DCServe(dcserve_bin, ["--config", proxy_config(tmp_path, upstream.base), "--event-loops", "1"]) as server:
+        for i in range(3):
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+            try:
+                conn.request("GET", f"/a{i}")
+                r = conn.getresponse()
+                assert r.status == 200 and r.read().startswith(b"GET /a")
+                time.sleep(0.5)  # the upstream's FIN arrives meanwhile
+                conn.request("POST", f"/b{i}", body=b"xy")
+                r = conn.getresponse()
+                body = r.read()
+                assert r.status == 200, body
+                assert body.startswith(f"POST /b{i} ".encode())
+            finally:
+                conn.close()
+        assert [h.split(b" ")[1] for h in upstream.heads] == [b"/a0", b"/b0", b"/a1", b"/b1", b"/a2", b"/b2"]
         assert server.alive()
 
 
