@@ -388,7 +388,9 @@ public struct RequestParser {
                     guard isDigit(b) else { throw .badRequest("invalid Content-Length") }
                     let (m, o1) = length.multipliedReportingOverflow(by: 10)
                     let (s, o2) = m.addingReportingOverflow(Int(b - 0x30))
-                    length = (o1 || o2) ? Int.max : s
+                    // Not saturated: a clamped length would be forwarded as a different number.
+                    guard !o1 && !o2 else { throw .badRequest("Content-Length too large") }
+                    length = s
                 }
                 if let existing = contentLength, existing != length {
                     throw .badRequest("conflicting Content-Length values")

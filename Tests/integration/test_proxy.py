@@ -449,6 +449,40 @@ def test_connection_the_upstream_closed_after_its_answer_is_not_reused(dcserve_b
         assert server.alive()
 
 
+def test_requests_the_parser_rejects_never_reach_the_upstream(dcserve_bin, tmp_path):
+    """An absolute-form target's authority stands in for Host and is checked like it (no userinfo, no
+    empty host); a Content-Length that does not fit is not clamped: 400, nothing forwarded."""
+    requests = [b'GET http://a"b<c>@x/p HTTP/1.1\r\nHost: ok.example\r\nConnection: close\r\n\r\n',
+                b"GET http://user@ok.example/p HTTP/1.1\r\nHost: ok.example\r\nConnection: close\r\n\r\n",
+                b"GET http:///p HTTP/1.1\r\nHost: ok.example\r\nConnection: close\r\n\r\n",
+                b"POST /p HTTP/1.1\r\nHost: ok.example\r\nConnection: close\r\n"
+                b"Content-Length: 99999999999999999999999\r\n\r\nxy"]
+    with OneShotUpstream() as upstream, \
+            DCServe(dcserve_bin, ["--config", proxy_config(tmp_path, upstream.base)]) as server:
+        for raw in requests:
+            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+                s.sendall(raw)
+                response = b""
+                while chunk := s.recv(65536):
+                    response += chunk
+            assert response.startswith(b"HTTP/1.1 400 "), (raw, response)
+        assert upstream.heads == []
+        assert request(server.port, "GET", "http://ok.example/fine")[0] == 200
+        assert upstream.heads[-1].startswith(b"GET /fine HTTP/1.1\r\n")
+        assert b"\r\nHost: ok.example\r\n" in upstream.heads[-1] + b"\r\n"
+
+
+def test_upstream_content_length_that_overflows_is_502(dcserve_bin, tmp_path):
+    """The upstream's Content-Length does not fit in 64 bits: an invalid response, not a huge length."""
+    reply = b"HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999999\r\n\r\nxy"
+    with OneShotUpstream({b"/big": reply}) as upstream, \
+            DCServe(dcserve_bin, ["--config", proxy_config(tmp_path, upstream.base)]) as server:
+        status, headers, body = request(server.port, "GET", "/big")
+        assert status == 502, body
+        assert headers["Content-Length"] == str(len(body))
+        assert server.alive()
+
+
 def test_upstream_restart_is_transparent_for_gets(dcserve_bin, tmp_path):
     port = free_port()
     with ExampleAPI(port=port) as first, DCServe(dcserve_bin, ["--config", proxy_config(tmp_path, first.base),
