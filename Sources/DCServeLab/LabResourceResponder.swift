@@ -66,7 +66,7 @@ enum LabResourceResponder {
             }
         }
         var response = HTTPServerResponse(status: .ok, headerFields: fields, body: .bytes(head ? [] : body))
-        if head { response.headContentLength = Int64(body.count) }
+        if head { response.headLength = .announced(Int64(body.count)) }
         return (response, served)
     }
 

@@ -62,7 +62,7 @@ final class LoopPool: @unchecked Sendable {
             // Popped in place (a copy of the list would be made per request otherwise).
             if let i = idleIndex(server) {
                 while let connection = idle[i].connections.popLast() {
-                    if connection.isUsableWhenIdle {
+                    if connection.isUsableWhenIdle(probe: !context.isReplayable) {
                         connection.begin(context)
                         return
                     }

@@ -12,7 +12,8 @@ import HTTPTypes
 /// `resume`), then goes back to the pool or closes.
 ///
 /// It is reused only when the exchange completed cleanly: response framed (not close-delimited),
-/// keep-alive, the request fully sent, no stray bytes after the response, under
+/// keep-alive, the request fully sent, no stray bytes after the response, the upstream's side still
+/// open (checked again when the pool hands it out: `isUsableWhenIdle`), under
 /// `maxRequestsPerConnection`. Any error, cancel or timeout closes it. A reused connection that dies
 /// (EOF, reset) before any response byte re-runs an idempotent, replayable request once on a fresh
 /// connection (RFC 9110 §9.2.2).
@@ -229,8 +230,20 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
 
     // MARK: Exchanges
 
-    /// True for an idle pooled connection that can take an exchange.
-    var isUsableWhenIdle: Bool { !isClosed && exchange == nil && connected }
+    /// Whether this idle pooled connection can take an exchange: open, connected, the upstream has not
+    /// closed its side, and no input waits (a byte or EOF: the server is done with it), which a read
+    /// checks when input may be waiting (`readReady`) or when `probe` asks. `probe`: for a request
+    /// that cannot be replayed (a connection found dead once it is sent fails it), since the FIN of a
+    /// server that just closed may not have been harvested yet: one system call, EAGAIN when alive.
+    /// A replayable request skips it (that read can only fail, per reuse): on a connection found
+    /// dead it is re-run on a fresh one.
+    func isUsableWhenIdle(probe: Bool) -> Bool {
+        guard !isClosed, exchange == nil, connected, !peerHalfClosed, let transport else { return false }
+        guard readReady || probe else { return true }
+        guard case .wouldBlock = transport.read(into: pool.scratch) else { return false }
+        readReady = false
+        return true
+    }
 
     /// Takes `context` as the current exchange (a new connection: before `connect`; an idle one: at once).
     func begin(_ context: ExchangeContext) {
@@ -617,7 +630,10 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
         }
         let clean: Bool
         if case .done = body { clean = requestSent } else { clean = false }
-        if reusable && clean && inputOffset == input.count && upstreamAllowsPooling
+        // `peerHalfClosed`: the upstream's FIN came with (or before) the response's last bytes. The read
+        // loop stops at the response's end, and the readiness edge that announced the FIN is spent, so
+        // an idle connection would never notice it: not pooled.
+        if reusable && clean && !peerHalfClosed && inputOffset == input.count && upstreamAllowsPooling
             && completedExchanges < pool.shared.configuration.maxRequestsPerConnection {
             input = []
             inputOffset = 0

@@ -453,8 +453,12 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     private func deliver(_ response: HTTPServerResponse) {
         let code = response.head.status.code
         // Nil: closed meanwhile, or `respond` called twice.
-        let knownLength = machine.isHead ? (response.headContentLength ?? response.body.knownLength) : response.body.knownLength
-        guard let plan = machine.responseReady(status: code, knownLength: knownLength) else { return }
+        let plan = switch (machine.isHead, response.headLength) {
+        case (true, .announced(let length)): machine.responseReady(status: code, knownLength: length)
+        case (true, .unannounced): machine.responseReady(status: code, knownLength: nil, headLengthUnannounced: true)
+        default: machine.responseReady(status: code, knownLength: response.body.knownLength)
+        }
+        guard let plan else { return }
         currentStatus = code
         currentNote = response.accessLogNote
         if out.capacity == 0 { out.reserveCapacity(1024 + Int(min(response.body.knownLength ?? 0, Int64(context.configuration.inlineFileBodyLimit)))) }

@@ -109,12 +109,14 @@ struct ConnectionStateMachine {
 
     /// The handler answered with `status`; `knownLength` is the body's length when known (nil for
     /// a stream). Nil when no answer is expected now (closed meanwhile, or a second `respond`).
-    mutating func responseReady(status: Int, knownLength: Int64?) -> ResponsePlan? {
+    /// `headLengthUnannounced`: an answer to HEAD announcing no length (`HeadResponseLength.unannounced`):
+    /// no framing field at all, the connection kept as usual.
+    mutating func responseReady(status: Int, knownLength: Int64?, headLengthUnannounced: Bool = false) -> ResponsePlan? {
         guard phase == .handling else { return nil }
         let bodyForbidden = status == 204 || status == 304 || (status >= 100 && status < 200)
         var keep = keepAlive && !shuttingDown
         let framing: BodyFraming
-        if bodyForbidden {
+        if bodyForbidden || (isHead && headLengthUnannounced) {
             framing = .none
         } else if let length = knownLength {
             framing = .contentLength(length)

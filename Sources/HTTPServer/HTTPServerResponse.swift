@@ -18,10 +18,9 @@ public struct HTTPServerResponse: Sendable {
     /// reuse work keyed by (path, ETag). False (the default) for anything else — proxied and
     /// per-user responses — where such shortcuts could hand one client another's bytes.
     public var isContentAddressed = false
-    /// For an answer to HEAD: the `Content-Length` to announce (the length a GET's body would have,
-    /// e.g. the upstream's for a proxied HEAD) when the handler sends no body. Nil: the body's own
-    /// length. Ignored for any other method (the body's length is what is sent).
-    public var headContentLength: Int64?
+    /// For an answer to HEAD: the length to announce. Ignored for any other method (the body's length
+    /// is what is sent).
+    public var headLength = HeadResponseLength.body
     /// Extra text for this response's access-log line (e.g. dcserve's `decision=dcz@…`), appended
     /// after the connection id; never sent. Its `description` is only formatted when the access log
     /// is enabled. Set by middleware; nil = nothing appended.

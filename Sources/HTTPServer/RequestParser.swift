@@ -331,7 +331,8 @@ public struct RequestParser {
         } else if targetRange.count == 1 && first == 0x2A {
             guard known == .options else { throw .badRequest("asterisk-form target is only allowed with OPTIONS") }
             targetForm = .asterisk
-        } else if hasHTTPSchemePrefix(UnsafeRawBufferPointer(rebasing: buffer[targetRange])) {
+        } else if let authorityStart = httpSchemePrefixLength(UnsafeRawBufferPointer(rebasing: buffer[targetRange])) {
+            try validateAbsoluteFormAuthority(UnsafeRawBufferPointer(rebasing: buffer[(targetStart + authorityStart)..<targetRange.upperBound]))
             targetForm = .absolute
         } else {
             throw .badRequest("malformed request target")
@@ -387,7 +388,9 @@ public struct RequestParser {
                     guard isDigit(b) else { throw .badRequest("invalid Content-Length") }
                     let (m, o1) = length.multipliedReportingOverflow(by: 10)
                     let (s, o2) = m.addingReportingOverflow(Int(b - 0x30))
-                    length = (o1 || o2) ? Int.max : s
+                    // Not saturated: a clamped length would be forwarded as a different number.
+                    guard !o1 && !o2 else { throw .badRequest("Content-Length too large") }
+                    length = s
                 }
                 if let existing = contentLength, existing != length {
                     throw .badRequest("conflicting Content-Length values")
@@ -546,11 +549,31 @@ private let tokenTable: [Bool] = (0..<256).map { i in
     }
 }
 
-private func hasHTTPSchemePrefix(_ target: UnsafeRawBufferPointer) -> Bool {
+/// The length of `target`'s `http://` or `https://` prefix (any case) when something follows it, else nil.
+private func httpSchemePrefixLength(_ target: UnsafeRawBufferPointer) -> Int? {
     let http = Array("http://".utf8), https = Array("https://".utf8)
-    if target.count > http.count, asciiCaseInsensitiveEquals(UnsafeRawBufferPointer(rebasing: target[0..<http.count]), http) { return true }
-    if target.count > https.count, asciiCaseInsensitiveEquals(UnsafeRawBufferPointer(rebasing: target[0..<https.count]), https) { return true }
-    return false
+    if target.count > http.count, asciiCaseInsensitiveEquals(UnsafeRawBufferPointer(rebasing: target[0..<http.count]), http) { return http.count }
+    if target.count > https.count, asciiCaseInsensitiveEquals(UnsafeRawBufferPointer(rebasing: target[0..<https.count]), https) { return https.count }
+    return nil
+}
+
+/// Checks the authority of an absolute-form target (`rest`: what follows `http://`, up to the end of
+/// the target), which stands in for the Host field (RFC 9112 §3.2.2), by the Host field's rules
+/// (`isHostByte`), and more: a userinfo (`user@`) is an error in an http(s) URI and an empty host
+/// must be rejected (RFC 9110 §4.2.1, §4.2.4). Port digits are not checked here, as for Host.
+private func validateAbsoluteFormAuthority(_ rest: UnsafeRawBufferPointer) throws(HTTPParseError) {
+    var end = 0
+    while end < rest.count && rest[end] != 0x2F && rest[end] != 0x3F { end += 1 }  // up to "/" or "?"
+    var hostEnd = end  // the host ends at the port's colon (outside an IP-literal's brackets)
+    var inBrackets = false
+    for i in 0..<end {
+        let b = rest[i]
+        if b == 0x40 { throw .badRequest("userinfo in request target") }
+        guard isHostByte(b) else { throw .badRequest("invalid authority in request target") }
+        if b == 0x5B { inBrackets = true } else if b == 0x5D { inBrackets = false }
+        if b == 0x3A && !inBrackets && hostEnd == end { hostEnd = i }
+    }
+    guard hostEnd > 0 else { throw .badRequest("empty host in request target") }
 }
 
 /// Calls `body` with each comma-separated element of a field value, OWS trimmed.

@@ -132,6 +132,77 @@ struct HTTPClientTests {
         client.closeIdleConnections()
     }
 
+    @Test func connectionTheUpstreamClosedWithItsResponseIsNotPooled() {
+        // Connection 0 answers one request and closes: the FIN comes in the response's last segment.
+        let upstream = TestUpstream { connection, index in
+            if index == 0 {
+                guard connection.readRequest() != nil else { return }
+                connection.writeAndClose("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                return
+            }
+            echoPathHandler(connection, index)
+        }
+        defer { upstream.stop() }
+        let (client, loop, _) = makeClient(ports: [upstream.port])
+        #expect(run(client, request("/first"), on: loop).error == nil)
+        #expect(loop.queue.sync { client.idleConnectionCount(on: loop) } == 0)
+        // A POST (never replayed) reaches the upstream, on a new connection.
+        let post = run(client, request("/second", method: .post, body: .bytes([1, 2])), on: loop)
+        #expect(post.error == nil)
+        #expect(bodyText(post) == "/second on 1 body 2")
+        #expect(upstream.acceptedConnections == 2)
+        client.closeIdleConnections()
+    }
+
+    @Test func idleConnectionTheUpstreamClosedIsNotHandedOutForARequestThatCannotBeReplayed() {
+        // Connection 0 answers one request, then closes when told to.
+        let closeNow = DispatchSemaphore(value: 0), closed = DispatchSemaphore(value: 0)
+        let upstream = TestUpstream { connection, index in
+            if index == 0 {
+                guard connection.readRequest() != nil else { return }
+                connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                closeNow.wait()
+                connection.close()
+                closed.signal()
+                return
+            }
+            echoPathHandler(connection, index)
+        }
+        defer { upstream.stop() }
+        let (client, loop, _) = makeClient(ports: [upstream.port])
+        #expect(run(client, request("/first"), on: loop).error == nil)
+        #expect(loop.queue.sync { client.idleConnectionCount(on: loop) } == 1)
+        let delegate = CollectingDelegate()
+        loop.queue.sync {
+            // The loop is held: the readiness edge of the upstream's FIN is not handled before the POST
+            // takes a connection from the pool.
+            closeNow.signal()
+            closed.wait()
+            usleep(100_000)  // the FIN crosses the loopback
+            client.execute(request("/second", method: .post, body: .bytes([1, 2])), on: loop, delegate: delegate)
+        }
+        #expect(delegate.wait(), "exchange did not end")
+        let post = delegate.snapshot
+        #expect(post.error == nil)
+        #expect(bodyText(post) == "/second on 1 body 2")
+        #expect(upstream.acceptedConnections == 2)
+        client.closeIdleConnections()
+    }
+
+    @Test func responseWithConnectionCloseIsNeverPooled() {
+        let upstream = TestUpstream { connection, _ in
+            while connection.readRequest() != nil {
+                guard connection.write("HTTP/1.1 200 OK\r\nConnection: keep-alive, Close\r\nContent-Length: 2\r\n\r\nok") else { return }
+            }
+        }
+        defer { upstream.stop() }
+        let (client, loop, _) = makeClient(ports: [upstream.port])
+        #expect(run(client, request("/"), on: loop).error == nil)
+        #expect(loop.queue.sync { client.idleConnectionCount(on: loop) } == 0)
+        #expect(run(client, request("/"), on: loop).error == nil)
+        #expect(upstream.acceptedConnections == 2)
+    }
+
     @Test func refusedConnectionIsConnectFailed() {
         let port = refusedPort()
         let (client, loop, _) = makeClient(ports: [port])

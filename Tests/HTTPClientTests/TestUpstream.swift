@@ -165,6 +165,15 @@ final class TestUpstreamConnection: @unchecked Sendable {
         return true
     }
 
+    /// Writes `text` and closes, the last bytes and the FIN in one TCP segment (corked until the
+    /// close), so the client sees both in one readiness edge.
+    func writeAndClose(_ text: String) {
+        var one: Int32 = 1
+        setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_CORK, &one, socklen_t(MemoryLayout<Int32>.size))
+        write(text)
+        close()
+    }
+
     func close() {
         guard !closed.exchange(true, ordering: .relaxed) else { return }
         shutdown(descriptor, Int32(SHUT_RDWR))

@@ -80,6 +80,20 @@ struct ConnectionStateMachineTests {
         #expect(s.responseReady(status: 200, knownLength: nil) == .init(framing: .chunked, keepAlive: true, sendsBody: false))
     }
 
+    @Test func headAnnouncingNoLengthHasNoFramingAndKeepsTheConnection() {
+        var m = handling(isHead: true)
+        #expect(m.responseReady(status: 200, knownLength: nil, headLengthUnannounced: true)
+                == .init(framing: .none, keepAlive: true, sendsBody: false))
+        // HTTP/1.0 too: no close-delimited framing, which would end the connection.
+        var old = handling(version: .http1_0, isHead: true)
+        #expect(old.responseReady(status: 200, knownLength: nil, headLengthUnannounced: true)
+                == .init(framing: .none, keepAlive: true, sendsBody: false))
+        // Ignored for any other method.
+        var get = handling()
+        #expect(get.responseReady(status: 200, knownLength: 5, headLengthUnannounced: true)
+                == .init(framing: .contentLength(5), keepAlive: true, sendsBody: true))
+    }
+
     @Test(arguments: [100, 101, 103, 204, 304])
     func statusesWithoutBodyHaveNoFraming(status: Int) {
         var m = handling()

@@ -22,7 +22,7 @@ import pytest
 
 from dcserve_server import DCServe
 from decoders import dcz_with_zstd_cli
-from upstream_support import ExampleAPI, GarbageUpstream, free_port
+from upstream_support import ExampleAPI, GarbageUpstream, OneShotUpstream, free_port
 
 
 def proxy_config(tmp: pathlib.Path, upstream: str, **upstream_settings) -> str:
@@ -445,6 +445,64 @@ def test_obs_text_in_field_values_passes_byte_for_byte(dcserve_bin, tmp_path):
                 data += chunk
         assert data.startswith(b"HTTP/1.1 200") and b'filename="caf\xe9.txt"\r\n' in data, data
         assert any(b"X-Name: caf\xe9\r\n" in r for r in upstream.received), upstream.received
+
+
+def test_connection_the_upstream_closed_after_its_answer_is_not_reused(dcserve_bin, tmp_path):
+    """An upstream that closes each connection right after its answer (no `Connection: close`): the
+    pooled connection it closed is never handed to the next request, so a POST on the same client
+    connection reaches the upstream (it cannot be replayed: on the dead connection it was a 502)."""
+    with OneShotUpstream() as upstream, \
+            DCServe(dcserve_bin, ["--config", proxy_config(tmp_path, upstream.base), "--event-loops", "1"]) as server:
+        for i in range(3):
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+            try:
+                conn.request("GET", f"/a{i}")
+                r = conn.getresponse()
+                assert r.status == 200 and r.read().startswith(b"GET /a")
+                time.sleep(0.5)  # the upstream's FIN arrives meanwhile
+                conn.request("POST", f"/b{i}", body=b"xy")
+                r = conn.getresponse()
+                body = r.read()
+                assert r.status == 200, body
+                assert body.startswith(f"POST /b{i} ".encode())
+            finally:
+                conn.close()
+        assert [h.split(b" ")[1] for h in upstream.heads] == [b"/a0", b"/b0", b"/a1", b"/b1", b"/a2", b"/b2"]
+        assert server.alive()
+
+
+def test_requests_the_parser_rejects_never_reach_the_upstream(dcserve_bin, tmp_path):
+    """An absolute-form target's authority stands in for Host and is checked like it (no userinfo, no
+    empty host); a Content-Length that does not fit is not clamped: 400, nothing forwarded."""
+    requests = [b'GET http://a"b<c>@x/p HTTP/1.1\r\nHost: ok.example\r\nConnection: close\r\n\r\n',
+                b"GET http://user@ok.example/p HTTP/1.1\r\nHost: ok.example\r\nConnection: close\r\n\r\n",
+                b"GET http:///p HTTP/1.1\r\nHost: ok.example\r\nConnection: close\r\n\r\n",
+                b"POST /p HTTP/1.1\r\nHost: ok.example\r\nConnection: close\r\n"
+                b"Content-Length: 99999999999999999999999\r\n\r\nxy"]
+    with OneShotUpstream() as upstream, \
+            DCServe(dcserve_bin, ["--config", proxy_config(tmp_path, upstream.base)]) as server:
+        for raw in requests:
+            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+                s.sendall(raw)
+                response = b""
+                while chunk := s.recv(65536):
+                    response += chunk
+            assert response.startswith(b"HTTP/1.1 400 "), (raw, response)
+        assert upstream.heads == []
+        assert request(server.port, "GET", "http://ok.example/fine")[0] == 200
+        assert upstream.heads[-1].startswith(b"GET /fine HTTP/1.1\r\n")
+        assert b"\r\nHost: ok.example\r\n" in upstream.heads[-1] + b"\r\n"
+
+
+def test_upstream_content_length_that_overflows_is_502(dcserve_bin, tmp_path):
+    """The upstream's Content-Length does not fit in 64 bits: an invalid response, not a huge length."""
+    reply = b"HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999999\r\n\r\nxy"
+    with OneShotUpstream({b"/big": reply}) as upstream, \
+            DCServe(dcserve_bin, ["--config", proxy_config(tmp_path, upstream.base)]) as server:
+        status, headers, body = request(server.port, "GET", "/big")
+        assert status == 502, body
+        assert headers["Content-Length"] == str(len(body))
+        assert server.alive()
 
 
 def test_upstream_restart_is_transparent_for_gets(dcserve_bin, tmp_path):

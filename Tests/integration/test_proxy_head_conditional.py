@@ -12,7 +12,7 @@ import pathlib
 import pytest
 
 from dcserve_server import DCServe
-from upstream_support import ExampleAPI
+from upstream_support import ExampleAPI, OneShotUpstream
 
 
 def config(tmp: pathlib.Path, upstream: str, rules: bool) -> str:
@@ -120,3 +120,29 @@ def test_a_head_with_a_matching_etag_gets_304(proxy, accept):
     assert status == 304 and body == b"" and headers["ETag"] == etag, dict(headers)
     status, headers, _ = request(proxy.port, "HEAD", "/api/items/2", {"Accept-Encoding": accept, "If-None-Match": '"other"'})
     assert status == 200 and headers["ETag"] == etag
+
+
+@pytest.mark.parametrize("reply", [
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n",
+], ids=["chunked", "no-length"])
+def test_head_without_an_upstream_length_announces_none(dcserve_bin, tmp_path, reply):
+    """The upstream's answer to HEAD has no Content-Length: the length a GET would have is unknown,
+    so the proxied answer has none either (0 would be false, RFC 9110 §9.3.2), nor any framing field,
+    and the client connection stays open."""
+    with OneShotUpstream({b"/h": reply}) as upstream, \
+            DCServe(dcserve_bin, ["--config", config(tmp_path, upstream.base, rules=False)]) as server:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        try:
+            conn.request("HEAD", "/h", headers={"Accept-Encoding": "identity"})
+            r = conn.getresponse()
+            assert r.status == 200 and r.read() == b""
+            assert r.getheader("Content-Length") is None, r.getheaders()
+            assert r.getheader("Transfer-Encoding") is None, r.getheaders()
+            assert r.getheader("Content-Type") == "text/plain"
+            conn.request("GET", "/next")
+            r = conn.getresponse()
+            assert r.status == 200 and r.read().startswith(b"GET /next ")
+        finally:
+            conn.close()
+        assert [h.split(b" ")[:2] for h in upstream.heads] == [[b"HEAD", b"/h"], [b"GET", b"/next"]]

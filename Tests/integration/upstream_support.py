@@ -1,9 +1,11 @@
-"""Upstreams for proxy tests: the example API (examples/api, Starlette on uvicorn) and a raw-socket
-"garbage" server, each started on a free 127.0.0.1 port and stopped by PID.
+"""Upstreams for proxy tests: the example API (examples/api, Starlette on uvicorn) and raw-socket
+servers ("garbage", one answer per connection), each started on a free 127.0.0.1 port and stopped by PID.
 
     with ExampleAPI() as api:          # api.base == "http://127.0.0.1:PORT", api.connections()
         ...
     with GarbageUpstream(b"NOT HTTP\r\n\r\n") as g:   # answers every connection with those bytes (g.received: what came)
+        ...
+    with OneShotUpstream({b"/p": reply}) as u:        # one answer per connection, then closes
         ...
 """
 from __future__ import annotations
@@ -134,6 +136,71 @@ class GarbageUpstream:
         self.sock.close()
 
     def __enter__(self) -> "GarbageUpstream":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+class OneShotUpstream:
+    """A TCP server (a thread in this process) answering one request per connection and closing it
+    right after the answer, as some servers do without announcing `Connection: close`. The answer is
+    `replies[path]`, else 200 with the request head as the body. `heads` records every request head
+    received (bytes), `accepted` counts connections."""
+
+    def __init__(self, replies: dict[bytes, bytes] | None = None):
+        self.replies = replies or {}
+        self.heads: list[bytes] = []
+        self.accepted = 0
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self._stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except (socket.timeout, OSError):
+                continue
+            self.accepted += 1
+            with conn:
+                conn.settimeout(2)
+                try:
+                    buf = b""
+                    while b"\r\n\r\n" not in buf:
+                        data = conn.recv(65536)
+                        if not data:
+                            break
+                        buf += data
+                    if b"\r\n\r\n" not in buf:
+                        continue
+                    head = buf.split(b"\r\n\r\n", 1)[0]
+                    self.heads.append(head)
+                    path = head.split(b" ")[1]
+                    reply = self.replies.get(path)
+                    if reply is None:
+                        body = head + b"\r\n\r\n"
+                        reply = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+                    conn.sendall(reply)
+                except OSError:
+                    pass
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.thread.join(timeout=5)
+        self.sock.close()
+
+    def __enter__(self) -> "OneShotUpstream":
         return self
 
     def __exit__(self, *exc) -> None:

@@ -117,8 +117,9 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
             var response = HTTPServerResponse(head: cleaned, body: .empty)
             if request.method == .head {
                 // The upstream's Content-Length (a framing field, dropped from `cleaned`) is the length
-                // a GET would have: announced as it is.
-                response.headContentLength = upstreamContentLength()
+                // a GET would have: announced as it is. Without one (absent, invalid, or the upstream
+                // answered HEAD as chunked) no length is announced: 0 would be a false one.
+                response.headLength = upstreamContentLength().map { .announced($0) } ?? .unannounced
             }
             respond?(response)
             return
