@@ -435,8 +435,8 @@ def test_obs_text_in_field_values_passes_byte_for_byte(dcserve_bin, tmp_path):
     """Bytes ≥ 0x80 that are not UTF-8 (obs-text, RFC 9110 §5.5: opaque data) in a field value reach the
     upstream and the client exactly as sent; they became U+FFFD (EF BF BD) before."""
     reply = (b'HTTP/1.1 200 OK\r\nContent-Disposition: attachment; filename="caf\xe9.txt"\r\n'
-             b"Content-Length: 2\r\nConnection: close\r\n\r\nok")
-    with GarbageUpstream(reply) as upstream, \
+             b"Content-Length: 2\r\n\r\nok")
+    with OneShotUpstream({b"/file": reply}) as upstream, \
             DCServe(dcserve_bin, ["--config", proxy_config(tmp_path, upstream.base)]) as server:
         with server.connect() as s:
             s.sendall(b"GET /file HTTP/1.1\r\nHost: t\r\nX-Name: caf\xe9\r\nConnection: close\r\n\r\n")
@@ -444,7 +444,18 @@ def test_obs_text_in_field_values_passes_byte_for_byte(dcserve_bin, tmp_path):
             while chunk := s.recv(65536):
                 data += chunk
         assert data.startswith(b"HTTP/1.1 200") and b'filename="caf\xe9.txt"\r\n' in data, data
-        assert any(b"X-Name: caf\xe9\r\n" in r for r in upstream.received), upstream.received
+        assert any(b"X-Name: caf\xe9\r\n" in h for h in upstream.heads), upstream.heads
+
+
+def test_via_names_the_protocol_the_response_came_with(dcserve_bin, tmp_path):
+    """RFC 9110 §7.6.3: the received-protocol of a response the upstream sent as HTTP/1.0 is 1.0."""
+    replies = {b"/old": b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok",
+               b"/new": b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"}
+    with OneShotUpstream(replies) as upstream, \
+            DCServe(dcserve_bin, ["--config", proxy_config(tmp_path, upstream.base)]) as server:
+        for path, via in [("/old", "1.0 dcserve"), ("/new", "1.1 dcserve")]:
+            status, headers, body = request(server.port, "GET", path)
+            assert status == 200 and body == b"ok" and headers["Via"] == via, dict(headers)
 
 
 def test_connection_the_upstream_closed_after_its_answer_is_not_reused(dcserve_bin, tmp_path):

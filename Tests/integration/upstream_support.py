@@ -3,7 +3,7 @@ servers ("garbage", one answer per connection), each started on a free 127.0.0.1
 
     with ExampleAPI() as api:          # api.base == "http://127.0.0.1:PORT", api.connections()
         ...
-    with GarbageUpstream(b"NOT HTTP\r\n\r\n") as g:   # answers every connection with those bytes (g.received: what came)
+    with GarbageUpstream(b"NOT HTTP\r\n\r\n") as g:   # answers every connection with those bytes
         ...
     with OneShotUpstream({b"/p": reply}) as u:        # one answer per connection, then closes
         ...
@@ -92,13 +92,12 @@ class ExampleAPI:
 class GarbageUpstream:
     """A TCP server (a thread in this process) that reads whatever arrives, answers every connection
     with `reply` (bytes that are not a valid HTTP response) and closes it. `accepted` counts
-    connections; `received` keeps the first read of each (a request head)."""
+    connections."""
 
     def __init__(self, reply: bytes = b"THIS IS NOT HTTP\r\n\r\n", delay: float = 0.0):
         self.reply = reply
         self.delay = delay
         self.accepted = 0
-        self.received: list[bytes] = []
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
@@ -123,7 +122,7 @@ class GarbageUpstream:
             with conn:
                 conn.settimeout(2)
                 try:
-                    self.received.append(conn.recv(65536))
+                    conn.recv(65536)
                     if self.delay:
                         time.sleep(self.delay)
                     conn.sendall(self.reply)

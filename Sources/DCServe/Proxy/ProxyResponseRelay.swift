@@ -96,7 +96,9 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
     func didReceiveInformational(_ head: HTTPResponse) {}  // dcserve answered the client's 100-continue itself
 
     func didReceiveHead(parsed head: ParsedResponseHead) {
-        received(ProxyResponseHeaders.make(head, policy: settings.policy), bodyLength: head.bodyLength) {
+        // Via names the protocol the response was received with (RFC 9110 §7.6.3).
+        let received = head.version == .http1_0 ? "1.0" : "1.1"
+        self.received(ProxyResponseHeaders.make(head, protocolVersion: received, policy: settings.policy), bodyLength: head.bodyLength) {
             Self.contentLength(head.values(of: "content-length"))
         }
     }
