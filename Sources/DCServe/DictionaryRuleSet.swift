@@ -44,6 +44,9 @@ public struct DictionaryRuleSet: Sendable {
     public let rules: [Rule]
     /// Patterns of resources compressible against out-of-band dictionaries (their `match`).
     public let outOfBandCompress: [(pattern: URLPattern, name: String)]
+    /// Whether any rule is live / a history rule: the lookups for those kinds are skipped when none is
+    /// (they run on every request).
+    let hasLiveRules: Bool, hasHistoryRules: Bool
 
     /// Compiles the configuration's patterns; throws `ConfigurationError` naming the bad key.
     public init(rules: [DictionaryRule], outOfBand: [OutOfBandDictionary]) throws {
@@ -62,6 +65,8 @@ public struct DictionaryRuleSet: Sendable {
                  historyGroup: r.history == nil ? nil : try HistoryGroupPattern.configured(r.match, key: "dictionaries.\(r.name).match"))
         }
         outOfBandCompress = try outOfBand.map { (try compile($0.match, "outOfBand.\($0.name).match"), $0.name) }
+        hasLiveRules = self.rules.contains { $0.isLive }
+        hasHistoryRules = self.rules.contains { $0.history != nil }
     }
 
     /// The first rule whose `resources` pattern matches `path`: responses for it become dictionaries.
@@ -70,7 +75,8 @@ public struct DictionaryRuleSet: Sendable {
     /// group's scope, id and lifetime).
     public func advertisingRule(for path: Substring) -> Rule? {
         guard let rule = rules.first(where: { $0.history == nil && $0.resources.matches(path: path) }) else { return nil }
-        return HistoryDictionaryURL.parse(path) == nil && Self.namesWhatItSays(path) ? rule : nil
+        if hasHistoryRules && HistoryDictionaryURL.parse(path) != nil { return nil }
+        return Self.namesWhatItSays(path) ? rule : nil
     }
 
     /// Whether rules may be matched on `path` as it was sent: no dot segment and no percent-escape of
@@ -79,21 +85,44 @@ public struct DictionaryRuleSet: Sendable {
     /// rule matched on the raw path would cover what it does not serve: no rule covers such a path
     /// (browsers never send one; it is served, without dictionaries). Checked only once a rule matched.
     static func namesWhatItSays(_ path: Substring) -> Bool {
+        // One pass: segment length and dots for dot segments, escapes decoded as they come.
         let utf8 = path.utf8
-        if RoutePath.hasDotSegment(utf8) { return false }
-        var bytes = utf8[...]
-        while let i = bytes.firstIndex(of: UInt8(ascii: "%")) {
-            let escape = bytes[bytes.index(after: i)...].prefix(2)
-            guard escape.count == 2, let value = UInt8(String(decoding: escape, as: UTF8.self), radix: 16) else { return false }
-            switch value {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"), UInt8(ascii: "\\"):
-                return false
-            default:
-                bytes = bytes[escape.endIndex...]
+        var i = utf8.startIndex
+        var length = 0, dots = 0
+        while i != utf8.endIndex {
+            let b = utf8[i]
+            if b == UInt8(ascii: "/") {
+                if length > 0 && length == dots && length <= 2 { return false }
+                (length, dots) = (0, 0)
+            } else if b == UInt8(ascii: "%") {
+                let j = utf8.index(after: i)
+                guard j != utf8.endIndex, let hi = hexValue(utf8[j]) else { return false }
+                let k = utf8.index(after: j)
+                guard k != utf8.endIndex, let lo = hexValue(utf8[k]) else { return false }
+                switch hi << 4 | lo {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                     UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"), UInt8(ascii: "\\"):
+                    return false
+                default:
+                    length += 3
+                    i = k
+                }
+            } else {
+                length += 1
+                if b == UInt8(ascii: ".") { dots += 1 }
             }
+            i = utf8.index(after: i)
         }
-        return true
+        return !(length > 0 && length == dots && length <= 2)
+    }
+
+    private static func hexValue(_ b: UInt8) -> UInt8? {
+        switch b {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): b - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): b - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): b - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     /// The name of the first rule whose `compress` pattern covers `path`, else of the first
@@ -113,14 +142,14 @@ public struct DictionaryRuleSet: Sendable {
     /// which of the rule's dictionaries it may name (and an upstream's partition field is removed),
     /// also where the rule does not advertise the response itself.
     public func liveCompressingRule(for path: Substring) -> Rule? {
-        guard let rule = rules.first(where: { $0.history == nil && $0.isLive && $0.compress.contains { $0.matches(path: path) } })
+        guard hasLiveRules, let rule = rules.first(where: { $0.history == nil && $0.isLive && $0.compress.contains { $0.matches(path: path) } })
         else { return nil }
         return Self.namesWhatItSays(path) ? rule : nil
     }
 
     /// The first history rule whose `match` covers `path` (issue #16).
     public func historyRule(for path: Substring) -> Rule? {
-        guard let rule = rules.first(where: { $0.history != nil && $0.match.matches(path: path) }) else { return nil }
+        guard hasHistoryRules, let rule = rules.first(where: { $0.history != nil && $0.match.matches(path: path) }) else { return nil }
         return Self.namesWhatItSays(path) ? rule : nil
     }
 
