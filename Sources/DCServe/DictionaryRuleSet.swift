@@ -96,9 +96,9 @@ public struct DictionaryRuleSet: Sendable {
                 (length, dots) = (0, 0)
             } else if b == UInt8(ascii: "%") {
                 let j = utf8.index(after: i)
-                guard j != utf8.endIndex, let hi = hexValue(utf8[j]) else { return false }
+                guard j != utf8.endIndex, let hi = RoutePath.hex(utf8[j]) else { return false }
                 let k = utf8.index(after: j)
-                guard k != utf8.endIndex, let lo = hexValue(utf8[k]) else { return false }
+                guard k != utf8.endIndex, let lo = RoutePath.hex(utf8[k]) else { return false }
                 switch hi << 4 | lo {
                 case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
                      UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"), UInt8(ascii: "\\"):
@@ -114,15 +114,6 @@ public struct DictionaryRuleSet: Sendable {
             i = utf8.index(after: i)
         }
         return !(length > 0 && length == dots && length <= 2)
-    }
-
-    private static func hexValue(_ b: UInt8) -> UInt8? {
-        switch b {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): b - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): b - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): b - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     /// The name of the first rule whose `compress` pattern covers `path`, else of the first

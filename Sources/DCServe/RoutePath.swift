@@ -66,7 +66,8 @@ enum RoutePath {
         return "/" + segments.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "/")
     }
 
-    private static func hex(_ b: UInt8) -> UInt8? {
+    /// The value of a hexadecimal digit; nil for any other byte.
+    static func hex(_ b: UInt8) -> UInt8? {
         switch b {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): b - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): b - UInt8(ascii: "a") + 10

@@ -89,121 +89,95 @@ class ExampleAPI:
         self.stop()
 
 
-class GarbageUpstream:
-    """A TCP server (a thread in this process) that reads whatever arrives, answers every connection
-    with `reply` (bytes that are not a valid HTTP response) and closes it. `accepted` counts
-    connections."""
+class SocketUpstream:
+    """A TCP server on 127.0.0.1 (a thread in this process) handing each accepted connection to
+    `answer(conn)` (a subclass's), one at a time, then closing it. `accepted` counts connections."""
+
+    def __init__(self):
+        self.accepted = 0
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self._stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def answer(self, conn: socket.socket) -> None:
+        raise NotImplementedError
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except (socket.timeout, OSError):
+                continue
+            self.accepted += 1
+            with conn:
+                conn.settimeout(2)
+                try:
+                    self.answer(conn)
+                except OSError:
+                    pass
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.thread.join(timeout=5)
+        self.sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+class GarbageUpstream(SocketUpstream):
+    """Reads whatever arrives, answers every connection with `reply` (bytes that are not a valid HTTP
+    response, after `delay` seconds) and closes it."""
 
     def __init__(self, reply: bytes = b"THIS IS NOT HTTP\r\n\r\n", delay: float = 0.0):
         self.reply = reply
         self.delay = delay
-        self.accepted = 0
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self._stop = threading.Event()
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
+        super().__init__()
 
-    @property
-    def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except (socket.timeout, OSError):
-                continue
-            self.accepted += 1
-            with conn:
-                conn.settimeout(2)
-                try:
-                    conn.recv(65536)
-                    if self.delay:
-                        time.sleep(self.delay)
-                    conn.sendall(self.reply)
-                except OSError:
-                    pass
-
-    def stop(self) -> None:
-        self._stop.set()
-        self.thread.join(timeout=5)
-        self.sock.close()
-
-    def __enter__(self) -> "GarbageUpstream":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+    def answer(self, conn: socket.socket) -> None:
+        conn.recv(65536)
+        if self.delay:
+            time.sleep(self.delay)
+        conn.sendall(self.reply)
 
 
-class OneShotUpstream:
-    """A TCP server (a thread in this process) answering one request per connection and closing it
-    right after the answer, as some servers do without announcing `Connection: close`. The answer is
-    `replies[path]`, else 200 with the request head as the body. `heads` records every request head
-    received (bytes), `accepted` counts connections."""
+class OneShotUpstream(SocketUpstream):
+    """Answers one request per connection and closes it right after the answer, as some servers do
+    without announcing `Connection: close`. The answer is `replies[path]`, else 200 with the request
+    head as the body. `heads` records every request head received (bytes)."""
 
     def __init__(self, replies: dict[bytes, bytes] | None = None):
         self.replies = replies or {}
         self.heads: list[bytes] = []
-        self.accepted = 0
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self._stop = threading.Event()
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
+        super().__init__()
 
-    @property
-    def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except (socket.timeout, OSError):
-                continue
-            self.accepted += 1
-            with conn:
-                conn.settimeout(2)
-                try:
-                    buf = b""
-                    while b"\r\n\r\n" not in buf:
-                        data = conn.recv(65536)
-                        if not data:
-                            break
-                        buf += data
-                    if b"\r\n\r\n" not in buf:
-                        continue
-                    head = buf.split(b"\r\n\r\n", 1)[0]
-                    self.heads.append(head)
-                    path = head.split(b" ")[1]
-                    reply = self.replies.get(path)
-                    if reply is None:
-                        body = head + b"\r\n\r\n"
-                        reply = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body
-                    conn.sendall(reply)
-                except OSError:
-                    pass
-
-    def stop(self) -> None:
-        self._stop.set()
-        self.thread.join(timeout=5)
-        self.sock.close()
-
-    def __enter__(self) -> "OneShotUpstream":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+    def answer(self, conn: socket.socket) -> None:
+        buf = b""
+        while b"\r\n\r\n" not in buf:
+            data = conn.recv(65536)
+            if not data:
+                return
+            buf += data
+        head = buf.split(b"\r\n\r\n", 1)[0]
+        self.heads.append(head)
+        reply = self.replies.get(head.split(b" ")[1])
+        if reply is None:
+            body = head + b"\r\n\r\n"
+            reply = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+        conn.sendall(reply)
 
 
 def free_port() -> int:
