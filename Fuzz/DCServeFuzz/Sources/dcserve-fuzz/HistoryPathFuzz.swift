@@ -10,8 +10,11 @@ import DictionaryTransport
 // Input: `match` NUL `path`; without a NUL the whole input is the path and the match is
 // `/api/chats/:chat/*`.
 //
-// Invariants: a parsed dictionary URL prints back to exactly the input path (no two paths name the
-// same dictionary); a group value is a non-empty unreserved token of at most 128 bytes, the path
+// Also DictionaryRuleSet.namesWhatItSays, whether rules may be matched on the path as sent.
+//
+// Invariants: a path that names what it says is its own routing normal form (RoutePath: no dot
+// segment to remove, no unreserved character to decode); a parsed dictionary URL prints back to
+// exactly the input path (no two paths name the same dictionary); a group value is a non-empty unreserved token of at most 128 bytes, the path
 // starts with its group path, and the dictionary URL built for it parses back to the same hash and
 // group path.
 
@@ -21,6 +24,9 @@ let historyHash = DictionaryHash(bytes: Array(0..<32))!
 func fuzzHistoryPath(_ bytes: [UInt8]) {
     let parts = fieldValues(bytes, max: 2)
     let path = parts.count > 1 ? parts[1] : parts[0]
+    if path.hasPrefix("/"), DictionaryRuleSet.namesWhatItSays(Substring(path)) {
+        precondition(RoutePath.normalized(Substring(path)) == path, "\(path) names what it says but normalizes to another path")
+    }
     if let url = HistoryDictionaryURL.parse(Substring(path)) {
         let printed = url.groupPath.map { "\($0)/\(HistoryDictionaryURL.segment)/\(url.hash.hex)" }
             ?? HistoryDictionaryURL.wellKnownPrefix + url.hash.hex

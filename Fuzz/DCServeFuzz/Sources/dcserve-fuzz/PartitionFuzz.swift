@@ -38,7 +38,7 @@ func fuzzPartition(_ bytes: [UInt8]) {
     let cookies = fields[values: .cookie]
     if let value = PartitionID.cookie(named: name, in: cookies) {
         precondition(value.isEmpty || cookies.contains { $0.contains(value) }, "cookie value \(value) not in the Cookie fields")
-        let expected = value.isEmpty || value == "\"\"" ? .anonymous : PartitionID(secret: partitionSecret, credential: value)
+        let expected = value.isEmpty || value == "\"\"" ? .anonymous : PartitionID(secret: partitionSecret, source: .cookie(name), credential: value)
         precondition(PartitionID.fromRequest(fields, source: .cookie(name), secret: partitionSecret) == expected)
     }
     var response = fields
