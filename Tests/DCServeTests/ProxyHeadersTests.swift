@@ -200,6 +200,23 @@ import Testing
         }
     }
 
+    /// obs-text (a Latin-1 byte, not UTF-8) in a value: both forms keep the bytes as received, and
+    /// agree (the fuzzer's upstream-response mode found them differing: the two-step form decoded the
+    /// value as lossy UTF-8).
+    @Test func obsTextValuesAreKeptByteForByteInBothForms() throws {
+        var parser = ResponseParser()
+        let bytes = Array("HTTP/1.1 200 OK\r\nContent-Disposition: attachment; filename=\"caf".utf8) + [0xE9]
+            + Array(".txt\"\r\nX-Plain: café\r\nContent-Length: 0\r\n\r\n".utf8)
+        let (_, event) = try bytes.withUnsafeBytes { try parser.parse($0) }
+        guard case .head(let head) = event else { Issue.record("no head"); return }
+        let onePass = ProxyResponseHeaders.make(head, policy: ProxyHeaderPolicy())
+        #expect(onePass == ProxyResponseHeaders.make(head.makeHTTPResponse(), policy: ProxyHeaderPolicy()))
+        let disposition = try #require(onePass.headerFields.first { $0.name == .contentDisposition })
+        #expect(disposition.withUnsafeBytesOfValue { Array($0) }
+                == Array("attachment; filename=\"caf".utf8) + [0xE9] + Array(".txt\"".utf8))
+        #expect(onePass.headerFields[HTTPField.Name("X-Plain")!] == "café")
+    }
+
     @Test func upstreamViaLinesAreJoinedBeforeOurs() {
         let fields: HTTPFields = [HTTPField.Name("Via")!: "1.1 a", .eTag: "\"e\"", HTTPField.Name("Via")!: "1.0 b, 1.1 c"]
         let out = ProxyResponseHeaders.make(HTTPResponse(status: .ok, headerFields: fields), policy: ProxyHeaderPolicy())
