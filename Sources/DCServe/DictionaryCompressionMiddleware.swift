@@ -278,25 +278,15 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         // The body stays the inner handler's (a file is sent with sendfile, a buffered array as it is):
         // only a variant replaces it, with the variant cache's shared array (#13 item 2).
         var out = response
-        if let rule = advertising {
+        if let rule = advertising, Self.mayAdvertise(response, of: request, by: rule) {
             if rule.isLive {
-                // A private response (credentials, Set-Cookie, Cache-Control: private) becomes a shared
-                // dictionary only when the rule says so; a partitioned rule keeps it to its partition.
-                if rule.partition != nil || rule.allowPrivate
-                    || CompressionEligibility.privacyConcern(request: request.head.headerFields, response: response.head.headerFields) == nil {
-                    advertiseLive(resource, rule: rule, path: path, partition: partition ?? "", fields: &out.head.headerFields)
-                }
-                effects.isReplayable = false
-            } else if response.isContentAddressed || rule.allowPrivate
-                        || CompressionEligibility.privacyConcern(request: request.head.headerFields, response: response.head.headerFields) == nil {
-                // Same rule for a shared (non-live) rule over proxied responses: a per-user response
-                // (credentials, Set-Cookie, Cache-Control: private) is not made a shared dictionary with
-                // a public Cache-Control unless the rule allows private responses. Content-addressed
-                // responses (static files) do not depend on who asks.
+                advertiseLive(resource, rule: rule, path: path, partition: partition ?? "", fields: &out.head.headerFields)
+            } else {
                 advertise(resource, rule: rule, path: path, fields: &out.head.headerFields,
                           contentAddressed: response.isContentAddressed, effects: &effects)
             }
         }
+        if advertising?.isLive == true { effects.isReplayable = false }
 
         var decision = negotiate(request, out.head.headerFields, resource: resource, path: path, scope: scope,
                                  effects: &effects, partition: partition ?? "")
@@ -556,6 +546,14 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         }
         guard let etag else { return IdentityBody(ResourceCache.Entry(bytes: bytes, hash: SHA256.hash(bytes)), file: nil) }
         return IdentityBody(resources.insert(path: path, etag: etag, bytes: bytes), file: nil)
+    }
+
+    /// Whether `rule` may make `response` a dictionary. A private response (credentials, Set-Cookie,
+    /// Cache-Control: private) becomes one only when the rule allows private responses or keeps them
+    /// to their partition; a static file's (content-addressed) does not depend on who asks.
+    static func mayAdvertise(_ response: HTTPServerResponse, of request: HTTPServerRequest, by rule: DictionaryRuleSet.Rule) -> Bool {
+        (rule.isLive ? rule.partition != nil : response.isContentAddressed) || rule.allowPrivate
+            || CompressionEligibility.privacyConcern(request: request.head.headerFields, response: response.head.headerFields) == nil
     }
 
     /// Adds `Use-As-Dictionary` and a fresh `Cache-Control`, and makes sure the store holds the bytes.
@@ -880,9 +878,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         }
         // The Cache-Control a full 200 would get as an advertised dictionary: a 206 must carry it
         // (RFC 9110 §15.3.7), and a 200 that ignored the Range is the same representation.
-        if let rule = rules.advertisingRule(for: path),
-           (rule.isLive ? rule.partition != nil : response.isContentAddressed) || rule.allowPrivate
-            || CompressionEligibility.privacyConcern(request: request.head.headerFields, response: response.head.headerFields) == nil,
+        if let rule = rules.advertisingRule(for: path), Self.mayAdvertise(response, of: request, by: rule),
            let (cacheControl, _) = Self.lifetime(rule, upstream: out.head.headerFields[.cacheControl],
                                                 contentAddressed: response.isContentAddressed) {
             out.head.headerFields[.cacheControl] = rule.partition == nil ? cacheControl : Self.privately(cacheControl)

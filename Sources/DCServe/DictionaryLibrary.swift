@@ -57,10 +57,13 @@ public final class DictionaryLibrary: Sendable {
             tick &+= 1
             generation &+= 1
             loaded[key] = (dictionary, candidate, tick)
+            var footprint = self.footprint
             // The entry just added has the highest tick, so it is never the least recently used.
             while loaded.count > 1 && (loaded.count > capacity || footprint > maxBytes),
                   let victim = loaded.min(by: { $0.value.tick < $1.value.tick }), victim.key != key {
                 loaded.removeValue(forKey: victim.key)
+                // A shared dictionary's memory goes with the last partition holding it.
+                if anyLoaded(victim.key.hash) == nil { footprint -= victim.value.dictionary.memoryFootprint }
             }
         }
     }

@@ -85,35 +85,17 @@ public struct DictionaryRuleSet: Sendable {
     /// rule matched on the raw path would cover what it does not serve: no rule covers such a path
     /// (browsers never send one; it is served, without dictionaries). Checked only once a rule matched.
     static func namesWhatItSays(_ path: Substring) -> Bool {
-        // One pass: segment length and dots for dot segments, escapes decoded as they come.
         let utf8 = path.utf8
-        var i = utf8.startIndex
-        var length = 0, dots = 0
-        while i != utf8.endIndex {
-            let b = utf8[i]
-            if b == UInt8(ascii: "/") {
-                if length > 0 && length == dots && length <= 2 { return false }
-                (length, dots) = (0, 0)
-            } else if b == UInt8(ascii: "%") {
-                let j = utf8.index(after: i)
-                guard j != utf8.endIndex, let hi = RoutePath.hex(utf8[j]) else { return false }
-                let k = utf8.index(after: j)
-                guard k != utf8.endIndex, let lo = RoutePath.hex(utf8[k]) else { return false }
-                switch hi << 4 | lo {
-                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                     UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"), UInt8(ascii: "\\"):
-                    return false
-                default:
-                    length += 3
-                    i = k
-                }
-            } else {
-                length += 1
-                if b == UInt8(ascii: ".") { dots += 1 }
-            }
-            i = utf8.index(after: i)
+        guard !RoutePath.hasDotSegment(utf8) else { return false }
+        var rest = utf8[...]
+        while let i = rest.firstIndex(of: UInt8(ascii: "%")) {  // the usual path has none
+            let escape = rest[rest.index(after: i)...].prefix(2)
+            guard escape.count == 2, let hi = RoutePath.hex(escape.first!), let lo = RoutePath.hex(escape.last!) else { return false }
+            let value = hi << 4 | lo
+            if RoutePath.isUnreserved(value) || value == UInt8(ascii: "/") || value == UInt8(ascii: "\\") { return false }
+            rest = rest[escape.endIndex...]
         }
-        return !(length > 0 && length == dots && length <= 2)
+        return true
     }
 
     /// The name of the first rule whose `compress` pattern covers `path`, else of the first

@@ -76,7 +76,8 @@ enum RoutePath {
         }
     }
 
-    private static func isUnreserved(_ b: UInt8) -> Bool {
+    /// Whether `b` is an RFC 3986 unreserved character.
+    static func isUnreserved(_ b: UInt8) -> Bool {
         switch b {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
              UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"): true

@@ -77,6 +77,14 @@ public final class DirectoryDictionaryStore: DictionaryStore {
         var tick: UInt64 = 0
         var dirty = Set<RecordKey>()
 
+        /// Bytes of the stored dictionaries on disk: each file once, whatever its records.
+        var diskBytes: Int { index.values.reduce(0) { $0 + ($1.values.first?.byteSize ?? 0) } }
+
+        /// Every record with its key.
+        var allRecords: [(RecordKey, DictionaryMetadata)] {
+            index.flatMap { hash, records in records.map { (RecordKey(hash: hash, partition: $0.key), $0.value) } }
+        }
+
         /// Forgets every record of `hash` and its cached bytes; the partitions it had.
         mutating func forget(_ hash: DictionaryHash) -> [String?] {
             let partitions = index.removeValue(forKey: hash).map { Array($0.keys) } ?? []
@@ -286,9 +294,8 @@ public final class DirectoryDictionaryStore: DictionaryStore {
                 unlinkBytes.append(key.hash)
                 return true
             }
-            let all = state.index.flatMap { hash, records in records.map { (RecordKey(hash: hash, partition: $0.key), $0.value) } }
             if let keep = retention.keepPastExpiry {
-                for (key, record) in all {
+                for (key, record) in state.allRecords {
                     if let expires = record.expires, now > expires.addingTimeInterval(keep) { remove(key, .expired) }
                 }
             }
@@ -299,13 +306,10 @@ public final class DirectoryDictionaryStore: DictionaryStore {
                 (isExpired(a.1) ? 0 : 1, a.1.lastServed, a.0.hash, a.0.partition ?? "")
                     < (isExpired(b.1) ? 0 : 1, b.1.lastServed, b.0.hash, b.0.partition ?? "")
             }
-            func remaining() -> [(RecordKey, DictionaryMetadata)] {
-                state.index.flatMap { hash, records in records.map { (RecordKey(hash: hash, partition: $0.key), $0.value) } }
-            }
             // The count cap bounds only expired dictionaries kept past expiry: a fresh one may still be
             // named by any client that fetched it, so only the byte budget removes fresh dictionaries.
             if let perRule = retention.maxCountPerRule {
-                let byRule = Dictionary(grouping: remaining(), by: { $0.1.rule ?? "" })
+                let byRule = Dictionary(grouping: state.allRecords, by: { $0.1.rule ?? "" })
                 for (_, entries) in byRule where entries.count > perRule {
                     let expired = entries.filter { isExpired($0.1) }.sorted(by: dropFirst)
                     for (key, _) in expired.prefix(entries.count - perRule) { remove(key, .ruleCount) }
@@ -314,9 +318,9 @@ public final class DirectoryDictionaryStore: DictionaryStore {
             // The budget counts bytes on disk: a dictionary held by several partitions once, freed with
             // its last record.
             if let maxBytes = retention.maxTotalBytes {
-                var total = state.index.values.reduce(0) { $0 + ($1.values.first?.byteSize ?? 0) }
+                var total = state.diskBytes
                 if total > maxBytes {
-                    for (key, record) in remaining().sorted(by: dropFirst) {
+                    for (key, record) in state.allRecords.sorted(by: dropFirst) {
                         guard total > maxBytes else { break }
                         if remove(key, .totalBytes) { total -= record.byteSize }
                     }
@@ -340,7 +344,7 @@ public final class DirectoryDictionaryStore: DictionaryStore {
     public var cachedByteCount: Int { state.withLock { $0.cachedBytes } }
 
     /// Sum of the sizes of all stored dictionaries, each file once (for metrics).
-    public var totalByteCount: Int { state.withLock { $0.index.values.reduce(0) { $0 + ($1.values.first?.byteSize ?? 0) } } }
+    public var totalByteCount: Int { state.withLock { $0.diskBytes } }
 
     // MARK: Internals
 

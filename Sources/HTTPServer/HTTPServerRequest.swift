@@ -73,12 +73,7 @@ extension ParsedRequest {
                 let nameBytes = UnsafeBufferPointer(rebasing: head[nameRange])
                 guard let name = CommonFieldNames.name(nameBytes)
                         ?? HTTPField.Name(String(decoding: nameBytes, as: UTF8.self)) else { continue }
-                let valueBytes = UnsafeBufferPointer(rebasing: head[valueRange])
-                let field = if valueBytes.allSatisfy({ $0 < 0x80 }) {
-                    HTTPField(name: name, value: String(decoding: valueBytes, as: UTF8.self))
-                } else {
-                    HTTPField(name: name, lenientValue: valueBytes)
-                }
+                let field = HTTPField(name: name, receivedValue: UnsafeBufferPointer(rebasing: head[valueRange]))
                 if authority == nil && name == hostFieldName { authority = field.value }
                 fields.append(field)
             }

@@ -77,11 +77,7 @@ public enum ProxyResponseHeaders {
                 }
                 // Names are tokens: never nil.
                 guard let fieldName = CommonFieldNames.name(nameBytes) ?? HTTPField.Name(String(decoding: nameBytes, as: UTF8.self)) else { continue }
-                // obs-text (bytes ≥ 0x80 that are not UTF-8, e.g. a Latin-1 filename) is kept byte for
-                // byte; the usual ASCII value becomes a String directly.
-                fields.append(valueBytes.allSatisfy { $0 < 0x80 }
-                              ? HTTPField(name: fieldName, value: String(decoding: valueBytes, as: UTF8.self))
-                              : HTTPField(name: fieldName, lenientValue: valueBytes))
+                fields.append(HTTPField(name: fieldName, receivedValue: valueBytes))
             }
             if policy.via {
                 let own = protocolVersion == "1.1" ? policy.via11 : "\(protocolVersion) \(policy.pseudonym)"

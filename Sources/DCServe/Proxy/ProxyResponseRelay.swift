@@ -97,8 +97,8 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
 
     func didReceiveHead(parsed head: ParsedResponseHead) {
         // Via names the protocol the response was received with (RFC 9110 §7.6.3).
-        let received = head.version == .http1_0 ? "1.0" : "1.1"
-        self.received(ProxyResponseHeaders.make(head, protocolVersion: received, policy: settings.policy), bodyLength: head.bodyLength) {
+        let version = head.version == .http1_0 ? "1.0" : "1.1"
+        received(ProxyResponseHeaders.make(head, protocolVersion: version, policy: settings.policy), bodyLength: head.bodyLength) {
             Self.contentLength(head.values(of: "content-length"))
         }
     }
