@@ -15,10 +15,9 @@ package enum AtomicFile {
     /// Prefix of temporary files; stray ones are removed at start-up.
     package static let temporaryPrefix = ".tmp-"
 
-    /// `permissions`: the new file's mode (0o644 for the server's store; the client store keeps its
-    /// dictionaries private, 0o600).
+    /// `permissions`: the new file's mode (0o600: stores hold users' data, readable by their owner only).
     package static func writeAtomically(_ bytes: [UInt8], to path: String,
-                                        permissions: mode_t = 0o644) throws(DictionaryStoreError) {
+                                        permissions: mode_t = 0o600) throws(DictionaryStoreError) {
         let directory = (path as NSString).deletingLastPathComponent
         let temp = directory + "/" + temporaryPrefix + UUID().uuidString
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, permissions)

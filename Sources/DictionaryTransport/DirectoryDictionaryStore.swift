@@ -107,10 +107,15 @@ public final class DirectoryDictionaryStore: DictionaryStore {
         self.maxDictionaryBytes = maxDictionaryBytes
         self.logger = logger
         do {
-            try FileManager.default.createDirectory(atPath: self.directory, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: self.directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
         } catch {
             throw DictionaryStoreError("cannot create dictionary store directory \(directory): \(error.localizedDescription)")
         }
+        // Dictionaries hold users' responses: an existing store (made before stores were private) is
+        // tightened at open.
+        StorePermissions.tighten(directory: self.directory)
+        StorePermissions.tighten(directory: self.directory + "/quarantine")
         let marker = self.directory + "/" + Self.markerName
         if !StoreFileRead.isRegularFile(marker) {
             try AtomicFile.writeAtomically(Array("dcserve dictionary store: <sha-256 hex> = dictionary bytes, <hex>.json = its shared record, <hex>.<partition tag>.json = a partition's.\nOnly files dcserve wrote here are ever removed or moved.\n".utf8), to: marker)
@@ -402,7 +407,8 @@ public final class DirectoryDictionaryStore: DictionaryStore {
         let source = directory + "/" + name
         var st = stat()
         guard lstat(source, &st) == 0 else { return }
-        try? FileManager.default.createDirectory(atPath: quarantineDirectory, withIntermediateDirectories: true)
+        try? FileManager.default.createDirectory(atPath: quarantineDirectory, withIntermediateDirectories: true,
+                                                 attributes: [.posixPermissions: 0o700])
         var qst = stat()
         // Never move our files through a symlink planted as `quarantine`.
         guard lstat(quarantineDirectory, &qst) == 0, (qst.st_mode & S_IFMT) == S_IFDIR else {
