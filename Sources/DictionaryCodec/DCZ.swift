@@ -6,14 +6,24 @@
 public enum DCZ {
     public static let headerLength = 40
 
-    /// The frame's window log for a dictionary of `dictionarySize` bytes:
-    /// `min(27, max(23, floor(log2(1.25 × size))))` (RFC 9842 §5: clients accept max(8 MiB,
-    /// 1.25 × size) up to 128 MiB), further capped by Chromium's decoder limit
-    /// `max(23, ceil(log2(size)))`. Always in 23...27.
-    public static func windowLog(dictionarySize: Int) -> Int {
-        let rfc = min(27, max(23, floorLog2(dictionarySize + dictionarySize / 4)))
+    /// The frame's window log for a dictionary of `dictionarySize` bytes and, when known (one-shot
+    /// encodes), a content of `contentSize` bytes. RFC 9842 §5: clients accept a window of
+    /// `limit = max(8 MiB, 1.25 × dictionary size)`, up to 128 MiB; Chromium's decoder accepts
+    /// `max(23, ceil(log2(size)))`.
+    /// - A content that fits the limit makes a single-segment frame (its window is the content size,
+    ///   within the limit), so the encoder may search the next power of 2 above the limit and reach the
+    ///   whole dictionary: `min(27, ceil(log2(limit)), chromium)`. A 12 MB file against its previous
+    ///   version then finds its matches 12 MB back instead of being capped at 8 MiB.
+    /// - Otherwise (streamed, or larger content) the declared window must itself stay within the limit:
+    ///   `min(27, max(23, floor(log2(limit))), chromium)`.
+    /// Always in 23...27.
+    public static func windowLog(dictionarySize: Int, contentSize: Int? = nil) -> Int {
+        let limit = min(128 << 20, max(8 << 20, dictionarySize + dictionarySize / 4))
         let chromium = max(23, ceilLog2(dictionarySize))
-        return min(rfc, chromium)
+        if let contentSize, contentSize <= limit {
+            return min(27, max(23, ceilLog2(limit)), chromium)
+        }
+        return min(27, max(23, floorLog2(limit)), chromium)
     }
 
     /// Compresses `input` into a complete dcz body (header included) at `level`.

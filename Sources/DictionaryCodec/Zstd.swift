@@ -32,12 +32,17 @@ enum ZstdOneShot {
         let output = try [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
             let base = buffer.baseAddress!
             header.withUnsafeBufferPointer { base.update(from: $0.baseAddress!, count: $0.count) }
+            if let dictionary, ZstdEncoder.usesPrefix(dictionarySize: dictionary.count, inputSize: input.count) {
+                // Referenced for this frame only; the dictionary outlives the call.
+                try zstdCheck(ZSTD_CCtx_refPrefix(cctx, dictionary.baseAddress, dictionary.count), "refPrefix")
+            }
             let written = ZSTD_compress2(
                 cctx, base + header.count, bound - header.count, input.baseAddress, input.count)
             try zstdCheck(written, "ZSTD_compress2")
             count = header.count + written
         }
         withExtendedLifetime(prepared) {}
+        withExtendedLifetime(dictionary) {}
         return rightSized(output)
     }
 }

@@ -95,7 +95,17 @@ public enum Negotiation {
         guard destinations.allows(destination: destination) else { return plain(.destinationMismatch, codings: plainCodings) }
 
         switch CodingChoice.choose((dictionaryCodings + plainCodings).map(candidate), accept: accept, preference: policy.preference) {
-        case .coding(let c) where c.usesDictionary: return .dictionary(c, hash)
+        case .coding(let c) where c.usesDictionary:
+            // A delta measured no smaller than a plain coding the client accepts saves nothing: the plain
+            // one is sent (e.g. a dictionary too far from the resource).
+            if let deltaSize = knownSizes[c],
+               let plain = plainCodings.compactMap({ p -> (ContentCoding, Int)? in
+                   guard accept.accepts(p), let size = p == .identity ? bodySize : knownSizes[p] else { return nil }
+                   return (p, size)
+               }).min(by: { $0.1 < $1.1 }), plain.1 <= deltaSize {
+                return .plain(plain.0, reason: .dictionaryCodingNotPreferred)
+            }
+            return .dictionary(c, hash)
         case .coding(let c): return .plain(c, reason: .dictionaryCodingNotPreferred)
         case .notAcceptable: return .notAcceptable
         }

@@ -20,6 +20,35 @@ import Testing
         }
     }
 
+    /// A one-shot encode whose content fits RFC 9842's limit (max(8 MB, 1.25 × dictionary)) is a
+    /// single-segment frame (its window is the content size): the encoder may search the next power of
+    /// 2 and reach the whole dictionary. A 12 MB file against its previous version: 24, not 23.
+    @Test func windowForAKnownContentSize() {
+        #expect(DCZ.windowLog(dictionarySize: 12_000_000) == 23)                           // streamed: within 15 MB
+        #expect(DCZ.windowLog(dictionarySize: 12_000_000, contentSize: 12_000_000) == 24)
+        #expect(DCZ.windowLog(dictionarySize: 12_000_000, contentSize: 15_000_001) == 23)  // over the limit
+        #expect(DCZ.windowLog(dictionarySize: 1 << 20, contentSize: 1 << 20) == 23)
+        #expect(DCZ.windowLog(dictionarySize: 1 << 30, contentSize: 1 << 20) == 27)
+    }
+
+    /// A 12 MB resource with 200 small edits against its previous version: a few KB of dcz (it was
+    /// 5.8 MB with an 8 MiB window), decoded by libzstd with the standard dcz window limit.
+    @Test func twelveMegabytesWithTwoHundredEdits() throws {
+        let v1 = TestBytes.random(12_000_000, seed: 15)
+        var v2 = v1
+        var rng = TestBytes.SplitMix(state: 99)
+        for _ in 0..<200 {
+            let i = Int(rng.next() % UInt64(v2.count - 16))
+            for j in 0..<8 { v2[i + j] = UInt8(truncatingIfNeeded: rng.next()) }
+        }
+        let dictionary = CompressionDictionary(bytes: v1)
+        let body = try DCZ.encode(v2, dictionary: dictionary, level: 3)
+        #expect(body.count < 100_000, "\(body.count) bytes")
+        let info = try CompressedBodyInfo.inspect(body)
+        #expect((info.windowSize ?? .max) <= 15_000_000)
+        #expect(try DCZ.decode(body, dictionary: dictionary, maxOutput: 20_000_000) == v2)
+    }
+
     @Test func twentyMegabytesWithTwoMegabyteDictionary() throws {
         let dictionaryBytes = TestBytes.random(2 << 20, seed: 77)
         let dictionary = CompressionDictionary(bytes: dictionaryBytes)

@@ -233,6 +233,18 @@ import Testing
                        sizes: [.dcz: 6_011, .dcb: 10]) == .dictionary(.dcz, referenceHash))
     }
 
+    /// A delta measured no smaller than a plain coding the client accepts saves nothing: the plain one
+    /// is sent (a dictionary far from the resource, a dcz window too small for it).
+    @Test func aDeltaThatSavesNothingIsNotPreferred() {
+        #expect(decide(request(), sizes: [.dcz: 5_000, .br: 3_000]) == .plain(.br, reason: .dictionaryCodingNotPreferred))
+        #expect(decide(request(), sizes: [.dcz: 5_000, .dcb: 5_100, .zstd: 5_000]) == .plain(.zstd, reason: .dictionaryCodingNotPreferred))
+        #expect(decide(request(), size: 4_000, sizes: [.dcz: 4_500]) == .plain(.identity, reason: .dictionaryCodingNotPreferred))
+        // A plain coding the client does not accept is no alternative.
+        #expect(decide(request(base: [("accept-encoding", "dcz"), ("available-dictionary", referenceAvailableDictionary)]),
+                       size: 100_000, sizes: [.dcz: 5_000, .br: 3_000]) == .dictionary(.dcz, referenceHash))
+        #expect(decide(request(), sizes: [.dcz: 2_999, .br: 3_000]) == .dictionary(.dcz, referenceHash))
+    }
+
     /// The same for a plain answer: with `gzip, deflate, br, zstd` the gzip size is never known, yet a
     /// known, smaller br must beat a known, larger zstd (the server encodes both for a small body).
     @Test func smallerKnownOfZstdAndBrotliWinsWhateverElseTies() {
