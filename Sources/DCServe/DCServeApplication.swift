@@ -78,7 +78,8 @@ public final class DCServeApplication: @unchecked Sendable {
         if let tiered = store as? TieredDictionaryStore {
             tiered.onRemoval { [library] hash, partition in library.forget(hash, partition: partition) }
         }
-        readiness = Readiness(storePath: c.store.path, degradation: DictionaryStoreAssembly.degradation(of: sharedStore))
+        let storeHealth = StoreWriteHealth(unavailable: DictionaryStoreAssembly.degradation(of: sharedStore))
+        readiness = Readiness(storePath: c.store.path, degradation: { storeHealth.degradation() })
         let health = HealthMiddleware(livenessPath: c.health.livenessPath, readinessPath: c.health.readinessPath,
                                       readiness: readiness)
         variants = VariantCache(budget: c.compression.variantCacheBytes)
@@ -104,7 +105,8 @@ public final class DCServeApplication: @unchecked Sendable {
             rules: rules, settings: c.compression, store: store, library: library, variants: variants,
             resources: ResourceCache(budget: max(c.compression.variantCacheBytes / 2, 1 << 20)),
             background: background, observer: CompressionObservers(observed ? [metrics, activity] : []), logger: logger,
-            live: liveIndex, partitionSecret: partitionSecret, decisionHeader: c.server.decisionHeader, history: history)
+            live: liveIndex, partitionSecret: partitionSecret, decisionHeader: c.server.decisionHeader, history: history,
+            sharedCaches: c.server.sharedCaches, storeHealth: storeHealth)
         let inner: any HTTPHandler = router ?? staticFiles!  // no routes → servesSite
         var middlewares: [any HTTPMiddleware] = observed ? [MetricsMiddleware(metrics: metrics)] : []
         middlewares += [health, compression, outOfBand]

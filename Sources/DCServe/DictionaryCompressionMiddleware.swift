@@ -94,14 +94,21 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     let liveWrites = LiveStoreWriter()
     /// Add `DCServe-Decision` to every response (`server.decisionHeader`).
     let decisionHeader: Bool
+    /// Whether the caches in front honour `Vary` (`server.sharedCaches`).
+    let sharedCaches: SharedCaches
+    /// Whether store writes currently succeed: nothing new is advertised while they fail.
+    let storeHealth: StoreWriteHealth
     static let decisionFieldName = HTTPField.Name(ResponseDecision.fieldName)!
 
     public init(rules: DictionaryRuleSet, settings: DCServeConfiguration.Compression, store: any DictionaryStore,
                 library: DictionaryLibrary, variants: VariantCache, resources: ResourceCache,
                 background: BackgroundEncoder<VariantKey>, observer: any CompressionObserver = NoCompressionObserver(),
                 logger: Logger, live: LiveVersionIndex? = nil, partitionSecret: [UInt8] = [], decisionHeader: Bool = false,
-                history: HistoryDictionaries? = nil) {
+                history: HistoryDictionaries? = nil, sharedCaches: SharedCaches = .ignoreVary,
+                storeHealth: StoreWriteHealth = StoreWriteHealth()) {
         self.decisionHeader = decisionHeader
+        self.sharedCaches = sharedCaches
+        self.storeHealth = storeHealth
         self.history = history
         self.live = live ?? LiveVersionIndex(limits: Dictionary(
             rules.rules.filter(\.isLive).map { ($0.name, $0.upstreamVersions) }, uniquingKeysWith: { a, _ in a }))
@@ -141,24 +148,45 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             inner.head.headerFields[.ifNoneMatch] = nil
             inner.head.headerFields[.ifModifiedSince] = nil
         }
+        // A HEAD on a path a rule covers is answered from its GET, so both heads are the same (RFC 9110
+        // §9.3.2): the same Vary, Use-As-Dictionary, Cache-Control, variant ETag and length.
+        let headAsGet = method == .head && answersHeadAsGet(request.pathWithoutQuery)
+        if headAsGet { inner.head.method = .get }
         next.handle(inner) { response in
-            let (response, partition) = self.partitioned(request, response)
+            var (response, partition) = self.partitioned(request, response)
+            if headAsGet, case .stream(let body) = response.body {
+                // Too large to buffer: no body to measure, and none will be sent. The producer is
+                // cancelled at once (a proxied stream closes its upstream exchange).
+                body.produce(CancelledBodyWriter())
+                response.body = .empty
+                response.headLength = .unannounced
+            }
             self.answer(request, response, conditions, partition: partition, respond: respond)
         }
     }
 
-    /// For a path a private rule advertises or compresses: the request's partition id (from the
-    /// request, or from the upstream's header, which is removed here so the client never sees it) and
-    /// `Cache-Control: private` on the response. Otherwise the response unchanged and nil (the shared
-    /// partition).
-    func partitioned(_ request: HTTPServerRequest, _ response: HTTPServerResponse) -> (HTTPServerResponse, String?) {
+    /// For a path a private rule advertises or compresses: the request's partition (from the request,
+    /// or from the upstream's header, which is removed here so the client never sees it) and
+    /// `Cache-Control: private` on the response. An ambiguous key, or an anonymous exchange carrying
+    /// credentials or a private response (``AnonymousPartitionSafeguard``), refuses dictionary
+    /// transport for the exchange. Otherwise the response unchanged and the shared partition.
+    func partitioned(_ request: HTTPServerRequest, _ response: HTTPServerResponse) -> (HTTPServerResponse, ExchangePartition) {
         let path = request.pathWithoutQuery
         let live = rules.advertisingRule(for: path).flatMap { $0.isLive ? $0 : nil } ?? rules.liveCompressingRule(for: path)
-        guard let rule = live ?? rules.historyRule(for: path) else { return (response, nil) }
-        guard let source = rule.partition else { return (response, "") }
+        guard let rule = live ?? rules.historyRule(for: path), let source = rule.partition else { return (response, .shared) }
         var out = response
-        var id = PartitionID.fromRequest(request.head.headerFields, source: source, secret: partitionSecret)
-        if id == nil { id = PartitionID.fromResponse(&out.head.headerFields, source: source, secret: partitionSecret) }
+        var resolved = PartitionID.fromRequest(request.head.headerFields, source: source, secret: partitionSecret)
+        if resolved == nil { resolved = PartitionID.fromResponse(&out.head.headerFields, source: source, secret: partitionSecret) }
+        var partition = ExchangePartition(id: PartitionID.anonymous.value, refusal: nil)
+        switch resolved ?? .anonymous {
+        case .user(let id): partition.id = id.value
+        case .ambiguous: partition.refusal = .ambiguousPartition
+        case .anonymous:
+            if !rule.allowsPrivateWhenAnonymous, let concern = AnonymousPartitionSafeguard.concern(
+                request: request.head.headerFields, response: out.head.headerFields, key: source) {
+                partition.refusal = AnonymousPartitionSafeguard.reason(concern)
+            }
+        }
         out.head.headerFields[.cacheControl] = Self.privately(out.head.headerFields[.cacheControl])
         // The response depends on who asks: a browser's cache shared by two accounts must not hand one
         // account's response (or its delta) to the other.
@@ -167,13 +195,23 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         case .cookie: out.head.headerFields[.vary] = VaryField.merged(existing: out.head.headerFields[values: .vary], adding: ["Cookie"])
         case .upstreamHeader: break  // the upstream's own Vary says what its partition depends on
         }
-        return (out, (id ?? .anonymous).value)
+        return (out, partition)
     }
 
-    /// `value` with the `private` directive (added first when missing).
+    /// `value` with the `private` directive (added first when missing; a `public` directive, which
+    /// would contradict it, is dropped).
     static func privately(_ value: String?) -> String {
         guard let value, !value.isEmpty else { return "private" }
-        return DictionaryCacheControl(value).isPrivate ? value : "private, " + value
+        if DictionaryCacheControl(value).isPrivate { return value }
+        let members = value.fieldMembers(separatedBy: ",").filter { $0.lowercased() != "public" }
+        return (["private"] + members.map(String.init)).joined(separator: ", ")
+    }
+
+    /// Whether a HEAD for `path` is answered from its GET (the inner handler sees a GET; the body is
+    /// not sent): when a rule advertises or compresses the path, so the HEAD's head is the GET's. Not on
+    /// a history rule's paths (a HEAD must not feed a conversation's window).
+    func answersHeadAsGet(_ path: Substring) -> Bool {
+        (rules.advertisingRule(for: path) != nil || rules.dictionaryScope(for: path) != nil) && rules.historyRule(for: path) == nil
     }
 
     /// Whether the inner handler (e.g. an upstream) may see the client's `If-None-Match` /
@@ -191,9 +229,10 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// entry (its effects replayed), else computed by ``process(_:_:effects:)`` and remembered when
     /// replayable. Conditional fields are evaluated last, in both cases.
     func answer(_ request: HTTPServerRequest, _ response: HTTPServerResponse, _ conditions: ConditionalRequest,
-                partition: String? = nil, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+                partition: ExchangePartition = .shared, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
         // The memo trusts the ETag: only for handlers that declare same (path, ETag) ⇒ same bytes.
-        guard response.isContentAddressed, ResponseMemo.accepts(response), let key = ResponseMemoKey(request) else {
+        // Partitioned exchanges are never memoised (who asks decides what they get).
+        guard partition == .shared, response.isContentAddressed, ResponseMemo.accepts(response), let key = ResponseMemoKey(request) else {
             return compute(request, response, conditions, memo: nil, partition: partition, respond: respond)
         }
         // Read before computing: a change during the computation makes the new entry stale at once.
@@ -216,13 +255,13 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// other connections.
     private func compute(_ request: HTTPServerRequest, _ response: HTTPServerResponse, _ conditions: ConditionalRequest,
                          memo memoSlot: (key: ResponseMemoKey, generations: ResponseMemo.Generations)?,
-                         partition: String? = nil, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+                         partition: ExchangePartition = .shared, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
         // Off the loop only for real work: a response passed through untouched (e.g. a proxied body
         // no rule covers, for a client that accepts no coding) is answered here, without a thread hop
         // (and without a closure allocated for it).
         // A store read goes to the library's own threads (it may wait on PostgreSQL for seconds), other
         // large work to the compression threads (it may wait in SingleFlight).
-        let readsStore = namesDictionaryToLoad(request, partition: partition)
+        let readsStore = partition.refusal == nil && namesDictionaryToLoad(request, partition: partition.id)
         if readsStore || (response.body.knownLength ?? 0) >= Self.offLoopBodyBytes, case .work = triage(request, response) {
             let work: @Sendable () -> Void = {
                 self.computeNow(request, response, conditions, memo: memoSlot, partition: partition, respond: respond)
@@ -235,7 +274,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
 
     private func computeNow(_ request: HTTPServerRequest, _ response: HTTPServerResponse, _ conditions: ConditionalRequest,
                             memo memoSlot: (key: ResponseMemoKey, generations: ResponseMemo.Generations)?,
-                            partition: String?, respond: @Sendable (HTTPServerResponse) -> Void) {
+                            partition: ExchangePartition, respond: @Sendable (HTTPServerResponse) -> Void) {
         var effects = ResponseEffects()
         let (out, conditional) = process(request, response, effects: &effects, partition: partition)
         if let memoSlot, effects.isReplayable && conditional, let length = response.body.knownLength {
@@ -253,7 +292,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// The middleware's response before conditional evaluation, and whether the conditions apply to
     /// it; every side effect is also noted in `effects`.
     func process(_ request: HTTPServerRequest, _ response: HTTPServerResponse,
-                 effects: inout ResponseEffects, partition: String? = nil) -> (HTTPServerResponse, conditional: Bool) {
+                 effects: inout ResponseEffects, partition: ExchangePartition = .shared) -> (HTTPServerResponse, conditional: Bool) {
         if case .stream(let body) = response.body, let encoded = streamingEncoded(request, response, body) {
             effects.isReplayable = false
             effects.response = passedDecision(request, encoded, .streamed)
@@ -278,9 +317,10 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         // The body stays the inner handler's (a file is sent with sendfile, a buffered array as it is):
         // only a variant replaces it, with the variant cache's shared array (#13 item 2).
         var out = response
-        if let rule = advertising, Self.mayAdvertise(response, of: request, by: rule) {
+        if let rule = advertising, partition.refusal == nil, Self.mayAdvertise(response, of: request, by: rule) {
             if rule.isLive {
-                advertiseLive(resource, rule: rule, path: path, partition: partition ?? "", fields: &out.head.headerFields)
+                advertiseLive(resource, rule: rule, path: path, partition: partition.id, fields: &out.head.headerFields,
+                              records: request.head.method == .get)
             } else {
                 advertise(resource, rule: rule, path: path, fields: &out.head.headerFields,
                           contentAddressed: response.isContentAddressed, effects: &effects)
@@ -289,7 +329,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         if advertising?.isLive == true { effects.isReplayable = false }
 
         var decision = negotiate(request, out.head.headerFields, resource: resource, path: path, scope: scope,
-                                 effects: &effects, partition: partition ?? "")
+                                 effects: &effects, partition: partition.id, refusal: partition.refusal)
         // A small body negotiated to dcb/dcz (or br/zstd) without both sizes known: encode the other
         // one of the pair too and send the smaller. The decision is then recorded once it is final
         // (that computation is never memoised: the rival's encode is a variant-cache miss).
@@ -318,6 +358,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                 return .noRule
             }
             if r == .unknownHash, let refusal = effects.liveRefusal { return refusal }
+            if r == .dictionaryCodingsDisabled, let refusal = partition.refusal { return refusal }
             return DecisionReason(r)
         }
         var outcome: ResponseDecision.Outcome
@@ -347,7 +388,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                 outcome = .plain("identity", .encodingFailed)
             }
         case .dictionary(var coding, let hash):
-            if let found = dictionary(hash, partition: Self.storePartition(partition ?? "")),
+            if let found = dictionary(hash, partition: Self.storePartition(partition.id)),
                var (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: found.dictionary, effects: &effects,
                                                    refineLater: advertising?.isLive != true) {
                 // A small body: the smaller of dcb and dcz (both end up in the variant cache).
@@ -364,7 +405,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                 effects.dictionaryUsed = hash
                 if let rule = advertising, rule.isLive { observer.live(rule: rule.name, .dictionaryHit) }
                 outcome = .delta(coding, hash)
-                if let history, case .allowed(_, let member) = history.index.verdict(hash, partition: partition ?? "", path: path,
+                if let history, case .allowed(_, let member) = history.index.verdict(hash, partition: partition.id, path: path,
                                                                                     now: history.clock()) {
                     history.recordUse(member, coding: coding, identity: resource.count, sent: variant.bytes.count)
                 }
@@ -399,6 +440,19 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             out.head.headerFields.append(HTTPField(name: ServerTiming.fieldName, value: timing.fieldValue))
         }
         if compressible || scope != nil { addVary(to: &out.head.headerFields, scope: scope) }
+        if scope != nil, outcome.isDelta || !request.head.headerFields[values: .availableDictionary].isEmpty {
+            // The coding depended on Available-Dictionary and on the §9.3.3 gate's inputs (a plain coding
+            // the gate chose must not be handed to a same-origin request holding that dictionary).
+            if !outcome.isDelta {
+                out.head.headerFields[.vary] = VaryField.merged(existing: out.head.headerFields[values: .vary],
+                                                                adding: Self.gateFieldNames)
+            }
+            if sharedCaches == .ignoreVary {
+                // A cache keyed on the URL and Accept-Encoding alone would hand it to clients holding
+                // another dictionary, or none.
+                out.head.headerFields[.cacheControl] = Self.privately(out.head.headerFields[.cacheControl])
+            }
+        }
         return (out, true)
     }
 
@@ -422,7 +476,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         guard length <= Self.maximumBodyBytes else {
             return .passThrough(response, conditional: true, replayable: false, reason: .tooLarge)
         }
-        if request.head.method == .head && !response.isContentAddressed {
+        if request.head.method == .head && !response.isContentAddressed && !answersHeadAsGet(request.pathWithoutQuery) {
             // A proxied HEAD has no body to store, hash or measure: its head passes as the upstream sent it.
             return .passThrough(response, conditional: true, replayable: false, reason: .head)
         }
@@ -432,9 +486,11 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             return .passThrough(response, conditional: true, replayable: true, reason: .noTransform)
         }
         let path = request.pathWithoutQuery
-        let advertising = rules.advertisingRule(for: path)
-        let scope = rules.dictionaryScope(for: path)
         let alreadyEncoded = fields.contentEncoding.map { $0.lowercased() != "identity" } ?? false
+        // No identity, no dictionary: a body still in a coding (one the proxy could not decode: truncated,
+        // over the decode cap, an unknown coding) is never advertised or stored.
+        let advertising = alreadyEncoded ? nil : rules.advertisingRule(for: path)
+        let scope = rules.dictionaryScope(for: path)
         let tooSmall = Int(length) < settings.minimumBytes
         let precompressed = precompressedTypes.value(for: fields.contentType ?? "") { CompressionEligibility.isPrecompressed(contentType: $0) }
         let compressible = !alreadyEncoded && !tooSmall && !precompressed
@@ -488,8 +544,9 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         out.head.headerFields[.contentEncoding] = coding.rawValue
         out.head.headerFields[.contentLength] = nil
         out.head.headerFields[.acceptRanges] = nil
+        IntegrityFields.remove(from: &out.head.headerFields)
         if let etag = fields[.eTag] {
-            out.head.headerFields[.eTag] = VariantETag.make(from: etag, coding: coding, level: level, dictionary: nil)
+            out.head.headerFields[.eTag] = VariantETag.make(from: etag, coding: coding, dictionary: nil)
         }
         addVary(to: &out.head.headerFields, scope: rules.dictionaryScope(for: request.pathWithoutQuery))
         return out
@@ -577,11 +634,13 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                     pattern: rule.match, matchDestinations: rule.matchDest, id: advertisement.id,
                     rule: rule.name, sourcePath: String(path), maxAge: usable), now: now)
                 observer.storedDictionary(resource.hash, bytes: resource.count)
+                storeHealth.succeeded(logger: logger)
                 effects.isReplayable = false
             } catch {
                 // Not advertising a dictionary we could not store: the client could never use it.
                 _ = storedThisRun.withLock { $0.remove(resource.hash) }
-                logger.error("cannot store dictionary; not advertising it", metadata: ["path": "\(path)", "error": "\(error)"])
+                storeHealth.failed("\(error)", logger: logger, message: "cannot store dictionary; not advertising it",
+                                   metadata: ["path": "\(path)"])
                 effects.isReplayable = false
                 return
             }
@@ -600,45 +659,60 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// and writes it to the store on a background queue — a version lost before it is written only
     /// costs a later miss (the store verifies bytes on load). Not advertised when the lifetime policy
     /// gives no `Cache-Control` that lets clients use it.
+    /// `records: false` (a HEAD answered from its GET): the fields only; no version is recorded or stored
+    /// (the client gets no body to keep).
     func advertiseLive(_ resource: IdentityBody, rule: DictionaryRuleSet.Rule, path: Substring, partition: String,
-                       fields: inout HTTPFields) {
+                       fields: inout HTTPFields, records: Bool = true) {
         guard let lifetime = Self.lifetime(rule, upstream: fields[.cacheControl], contentAddressed: false) else { return }
         let (cacheControl, usable) = lifetime
         let advertisement = rule.advertisement(path: path)
         guard var value = advertisements.value(for: "\(rule.name)\u{0}\(path)", compute: { _ in try? advertisement.fieldValue() })
         else { return }
         if let ttl = rule.ttlSeconds { value += ", ttl=\(ttl)" }
+        guard records else {
+            fields[.useAsDictionary] = value
+            fields[.cacheControl] = rule.partition == nil ? cacheControl : Self.privately(cacheControl)
+            return
+        }
         // Live responses are proxied, buffered bodies: their bytes are held (no read here).
         guard let bytes = try? resource.bytes() else { return }
         let owner = rule.partition == nil ? nil : partition
-        live.add(resource.hash, at: LiveVersionIndex.SlotKey(rule: rule.name, partition: partition, path: String(path)),
-                 bytes: resource.count)
+        // While store writes fail, a version is written (a probe: the first success resumes advertising)
+        // but not advertised: a client could never use a version the store does not hold.
+        // Not in the live index either: it would push the client's previous version out of retention.
+        let advertises = !storeHealth.isFailing
+        if advertises {
+            live.add(resource.hash, at: LiveVersionIndex.SlotKey(rule: rule.name, partition: partition, path: String(path)),
+                     bytes: resource.count)
+        }
         observer.live(rule: rule.name, .response)
-        if !library.touch(resource.hash, partition: owner) {
+        if advertises && !library.touch(resource.hash, partition: owner) {
             library.insert(CompressionDictionary(bytes: bytes),
                            candidate: DictionaryCandidate(hash: resource.hash, pattern: rule.match, matchDestinations: rule.matchDest),
                            partition: owner)
         }
         let now = Date()
         if !store.recordServed(resource.hash, partition: owner, at: now) {
-            let store = self.store, observer = self.observer, logger = self.logger
+            let store = self.store, observer = self.observer, logger = self.logger, health = self.storeHealth
             let description = DictionaryDescription(
                 pattern: rule.match, matchDestinations: rule.matchDest, id: advertisement.id, rule: rule.name,
                 sourcePath: String(path), maxAge: usable, partition: owner)
             let live = self.live, hash = resource.hash
             liveWrites.submit(.init(partition: owner, hash: hash), bytes: bytes.count,
-                              stillRetained: { live.retains(hash, partition: partition) }) {
+                              stillRetained: { !advertises || live.retains(hash, partition: partition) }) {
                 do {
                     let hash = try store.put(bytes, description: description, now: now)
                     observer.storedDictionary(hash, bytes: bytes.count)
+                    health.succeeded(logger: logger)
                     return true
                 } catch {
-                    logger.error("cannot store live dictionary (later requests naming it get a plain coding)",
-                                 metadata: ["path": "\(path)", "error": "\(error)"])
+                    health.failed("\(error)", logger: logger, message: "cannot store live dictionary (later requests naming it get a plain coding)",
+                                  metadata: ["path": "\(path)"])
                     return false
                 }
             }
         }
+        guard advertises else { return }
         fields[.useAsDictionary] = value
         fields[.cacheControl] = rule.partition == nil ? cacheControl : Self.privately(cacheControl)
     }
@@ -661,9 +735,11 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
 
     /// A failed dictionary lookup makes `effects` not replayable (the store may learn the hash later).
     func negotiate(_ request: HTTPServerRequest, _ responseFields: HTTPFields, resource: IdentityBody,
-                   path: Substring, scope: DictionaryScope?, effects: inout ResponseEffects, partition: String = "") -> EncodingDecision {
+                   path: Substring, scope: DictionaryScope?, effects: inout ResponseEffects, partition: String = "",
+                   refusal: DecisionReason? = nil) -> EncodingDecision {
         var codings = Set(settings.preference)
-        if scope == nil { codings.subtract([.dcb, .dcz]) }
+        // No rule covers the path, or the exchange's partition refuses dictionary transport.
+        if scope == nil || refusal != nil { codings.subtract([.dcb, .dcz]) }
         var policy = NegotiationPolicy(codings: codings, minimumBodySize: settings.minimumBytes,
                                        allowsPrivateResponses: scope?.allowPrivate ?? false)
         policy.preference = settings.preference
@@ -857,6 +933,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         response.body = .bytes(variant.bytes)
         response.head.headerFields[.contentEncoding] = coding.rawValue
         response.head.headerFields[.acceptRanges] = nil
+        IntegrityFields.remove(from: &response.head.headerFields)
         if dictionary != nil {
             // The §9.3.3 gate decided this variant: a shared cache must not hand it to a request
             // the gate would refuse (RFC 9842 §9.3.3; SPEC.md §5).
@@ -864,7 +941,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                                                                  adding: Self.gateFieldNames)
         }
         if let etag = response.head.headerFields[.eTag] {
-            response.head.headerFields[.eTag] = VariantETag.make(from: etag, coding: coding, level: variant.level, dictionary: dictionary)
+            response.head.headerFields[.eTag] = VariantETag.make(from: etag, coding: coding, dictionary: dictionary)
         }
     }
 
@@ -882,6 +959,11 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
            let (cacheControl, _) = Self.lifetime(rule, upstream: out.head.headerFields[.cacheControl],
                                                 contentAddressed: response.isContentAddressed) {
             out.head.headerFields[.cacheControl] = rule.partition == nil ? cacheControl : Self.privately(cacheControl)
+        }
+        // The same `private` a 200 to this request gets behind caches that ignore Vary.
+        if sharedCaches == .ignoreVary, rules.dictionaryScope(for: path) != nil,
+           !request.head.headerFields[values: .availableDictionary].isEmpty {
+            out.head.headerFields[.cacheControl] = Self.privately(out.head.headerFields[.cacheControl])
         }
         return out
     }

@@ -14,6 +14,10 @@ public struct DictionaryRuleSet: Sendable {
         public let maxAgeSeconds: Int
         public let compress: [URLPattern]
         public let allowPrivate: Bool
+        /// The rule's own `allowPrivate` (``allowPrivate`` is also true for every partitioned rule): a
+        /// partitioned rule's anonymous partition takes credentialed or private exchanges only then
+        /// (``AnonymousPartitionSafeguard``).
+        public let allowsPrivateWhenAnonymous: Bool
         /// Live responses: versions kept per URL (nil = unlimited), see ``LiveVersionIndex``.
         public let upstreamVersions: Int?
         public let lifetime: DictionaryLifetime
@@ -59,7 +63,7 @@ public struct DictionaryRuleSet: Sendable {
                  match: try compile(r.match, "dictionaries.\(r.name).match"),
                  matchDest: r.matchDest, id: r.id, maxAgeSeconds: r.maxAgeSeconds,
                  compress: try r.compress.map { try compile($0, "dictionaries.\(r.name).compress") },
-                 allowPrivate: r.allowPrivate || r.partition != nil,
+                 allowPrivate: r.allowPrivate || r.partition != nil, allowsPrivateWhenAnonymous: r.allowPrivate,
                  upstreamVersions: r.upstreamVersions, lifetime: r.lifetime, ttlSeconds: r.ttlSeconds, partition: r.partition,
                  history: r.history,
                  historyGroup: r.history == nil ? nil : try HistoryGroupPattern.configured(r.match, key: "dictionaries.\(r.name).match"))

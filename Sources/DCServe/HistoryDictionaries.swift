@@ -42,10 +42,11 @@ public final class HistoryDictionaries: Sendable {
                                                   uniquingKeysWith: { a, _ in a }), now: clock())
     }
 
-    /// The partition of `request` under `rule` (`""` = the shared one of a rule without `partition`).
-    func partition(of fields: HTTPFields, rule: DictionaryRuleSet.Rule) -> String {
+    /// The partition of `request` under `rule` (`""` = the shared one of a rule without `partition`);
+    /// nil when its key is ambiguous (``RequestPartition/ambiguous``): no history dictionary for it.
+    func partition(of fields: HTTPFields, rule: DictionaryRuleSet.Rule) -> String? {
         guard let source = rule.partition else { return "" }
-        return (PartitionID.fromRequest(fields, source: source, secret: partitionSecret) ?? .anonymous).value
+        return (PartitionID.fromRequest(fields, source: source, secret: partitionSecret) ?? .anonymous).storeID
     }
 
     /// Notes a response coded against history dictionary `member` (metrics: used, bytes).

@@ -40,19 +40,20 @@ public struct HistoryDictionaryMiddleware: HTTPMiddleware {
             }
             return respond(dictionaryResponse(request, hash: url.hash, groupPath: url.groupPath))
         }
+        // An ambiguous partition key: nothing collected, nothing offered.
         guard let rule, let group = rule.historyGroup, let value = group.value(in: path),
-              let builder = history.builders[rule.name] else {
+              let builder = history.builders[rule.name],
+              let partition = history.partition(of: request.head.headerFields, rule: rule) else {
             return next.handle(request, respond: respond)
         }
         let method = request.head.method
-        let partition = history.partition(of: request.head.headerFields, rule: rule)
         let key = HistoryDictionaryIndex.GroupKey(rule: rule.name, group: String(value), partition: partition)
         let current = history.index.current(key, now: history.clock())
         let named = AvailableDictionary.parse(request.head.headerFields).value?.hash
         next.handle(request) { response in
             var out = response
             var offered = current
-            if method == .get, out.head.status == .ok, case .bytes(let body) = out.body, Self.collectable(rule, request, out),
+            if method == .get, out.head.status == .ok, case .bytes(let body) = out.body, Self.collectable(rule, request, out, partition: partition),
                let first = builder.collect(body, groupValue: value, partition: partition) {
                 offered = first  // early Link: this body completed the group's first dictionary
             }
@@ -66,14 +67,19 @@ public struct HistoryDictionaryMiddleware: HTTPMiddleware {
         }
     }
 
-    /// Whether a response may go into a window: identity-coded, transformable, and either the rule
-    /// is partitioned / allows private responses or the exchange carries no secrets.
-    static func collectable(_ rule: DictionaryRuleSet.Rule, _ request: HTTPServerRequest, _ response: HTTPServerResponse) -> Bool {
+    /// Whether a response may go into a window of `partition`: identity-coded, transformable, and
+    /// either the exchange carries no secrets, or the rule allows private responses, or it is a user's
+    /// own partition (the anonymous one takes what a shared rule would: ``AnonymousPartitionSafeguard``).
+    static func collectable(_ rule: DictionaryRuleSet.Rule, _ request: HTTPServerRequest, _ response: HTTPServerResponse,
+                            partition: String) -> Bool {
         let fields = response.head.headerFields
         if let coding = fields[.contentEncoding], coding.lowercased() != "identity" { return false }
         if ProxyResponseHeaders.forbidsTransform(fields) { return false }
-        return rule.partition != nil || rule.allowPrivate
-            || CompressionEligibility.privacyConcern(request: request.head.headerFields, response: fields) == nil
+        if let key = rule.partition {
+            guard partition == PartitionID.anonymous.value, !rule.allowsPrivateWhenAnonymous else { return true }
+            return AnonymousPartitionSafeguard.concern(request: request.head.headerFields, response: fields, key: key) == nil
+        }
+        return rule.allowPrivate || CompressionEligibility.privacyConcern(request: request.head.headerFields, response: fields) == nil
     }
 
     func dictionaryResponse(_ request: HTTPServerRequest, hash: DictionaryHash, groupPath: Substring?) -> HTTPServerResponse {
@@ -120,5 +126,9 @@ public struct HistoryDictionaryMiddleware: HTTPMiddleware {
 
     /// The answer for a dictionary URL this request may not have, whatever the reason (unknown hash,
     /// other partition, other group, expired): one body, so the URL alone reveals nothing.
-    static var notFound: HTTPServerResponse { .text(.notFound, "404 Not Found: no such dictionary\n") }
+    /// `private, no-store`: whether the URL answers depends on who asks, so no cache may keep the 404
+    /// (a shared one would hand it to the dictionary's owner).
+    static var notFound: HTTPServerResponse {
+        .text(.notFound, "404 Not Found: no such dictionary\n", headerFields: [.cacheControl: "private, no-store"])
+    }
 }

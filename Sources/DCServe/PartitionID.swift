@@ -43,45 +43,71 @@ public struct PartitionID: Hashable, Sendable, CustomStringConvertible {
         return SHA256.hash(k.map { $0 ^ 0x5c } + inner.bytes)
     }
 
-    /// The partition a request belongs to under `source` (nil for `upstreamHeader`: that comes from
-    /// the response, see ``fromResponse(_:source:secret:)``).
-    static func fromRequest(_ fields: HTTPFields, source: DictionaryPartitionSource, secret: [UInt8]) -> PartitionID? {
+    /// Where a request stands under `source` (nil for `upstreamHeader`: that comes from the response,
+    /// see ``fromResponse(_:source:secret:)``). A key field present on more than one line, or a key
+    /// cookie present more than once, is ``RequestPartition/ambiguous``: back ends differ on which
+    /// value they authenticate (first or last), so dcserve uses none.
+    static func fromRequest(_ fields: HTTPFields, source: DictionaryPartitionSource, secret: [UInt8]) -> RequestPartition? {
         switch source {
         case .header(let name):
-            guard let field = HTTPField.Name(name), let value = fields[field], !value.isEmpty else { return .anonymous }
-            return PartitionID(secret: secret, source: source, credential: value)
+            guard let field = HTTPField.Name(name) else { return .anonymous }
+            let lines = fields[values: field]
+            guard lines.count <= 1 else { return .ambiguous }
+            guard let value = lines.first, !value.isEmpty else { return .anonymous }
+            return .user(PartitionID(secret: secret, source: source, credential: value))
         case .cookie(let name):
+            let values = cookies(named: name, in: fields[values: .cookie])
+            guard values.count <= 1 else { return .ambiguous }
             // An empty value (`session=` or `session=""`, e.g. after a logout) names nobody: anonymous,
             // never one partition shared by every client that sends it.
-            guard let value = cookie(named: name, in: fields[values: .cookie]), !value.isEmpty, value != "\"\"" else {
-                return .anonymous
-            }
-            return PartitionID(secret: secret, source: source, credential: value)
+            guard let value = values.first, !value.isEmpty, value != "\"\"" else { return .anonymous }
+            return .user(PartitionID(secret: secret, source: source, credential: value))
         case .upstreamHeader:
             return nil
         }
     }
 
     /// For `upstreamHeader`: the partition the upstream named on its response (anonymous when it named
-    /// none); the field is removed from `fields` so the client never sees it.
-    static func fromResponse(_ fields: inout HTTPFields, source: DictionaryPartitionSource, secret: [UInt8]) -> PartitionID? {
+    /// none, ambiguous when it named it on several lines); the field is removed from `fields` so the
+    /// client never sees it.
+    static func fromResponse(_ fields: inout HTTPFields, source: DictionaryPartitionSource, secret: [UInt8]) -> RequestPartition? {
         guard case .upstreamHeader(let name) = source, let field = HTTPField.Name(name) else { return nil }
-        let value = fields[field]
+        let lines = fields[values: field]
         fields[field] = nil
-        guard let value, !value.isEmpty else { return .anonymous }
-        return PartitionID(secret: secret, source: source, credential: value)
+        guard lines.count <= 1 else { return .ambiguous }
+        guard let value = lines.first, !value.isEmpty else { return .anonymous }
+        return .user(PartitionID(secret: secret, source: source, credential: value))
     }
 
-    /// The value of cookie `name` in the request's `Cookie` fields (RFC 6265 §5.4 syntax), split at
-    /// `;` and `=` bytes (`;\u{0301}` is one Character to `String.split`); leading spaces dropped.
+    /// The first value of cookie `name` in the request's `Cookie` fields, or nil.
     static func cookie(named name: String, in values: [String]) -> String? {
+        cookies(named: name, in: values).first
+    }
+
+    /// Every value of cookie `name` in the request's `Cookie` fields (RFC 6265 §5.4 syntax), in order,
+    /// split at `;` and `=` bytes (`;\u{0301}` is one Character to `String.split`); leading spaces dropped.
+    static func cookies(named name: String, in values: [String]) -> [String] {
+        var found: [String] = []
         for value in values {
             for pair in value.fieldMembers(separatedBy: ";", trimmingOWS: false) {
                 let trimmed = Substring(pair.utf8.drop { $0 == 0x20 })
                 let (cookieName, cookieValue) = trimmed.fieldPair(separatedBy: "=", omittingEmpty: false, trimmingOWS: false)
-                if let cookieName, let cookieValue, cookieName == name { return String(cookieValue) }
+                if let cookieName, let cookieValue, cookieName == name { found.append(String(cookieValue)) }
             }
         }
-        return nil
+        return found
+    }
+
+    /// Whether the `Cookie` fields hold a cookie other than `name` (nil: any cookie counts).
+    static func hasCookie(otherThan name: String?, in values: [String]) -> Bool {
+        for value in values {
+            for pair in value.fieldMembers(separatedBy: ";", trimmingOWS: false) {
+                let trimmed = Substring(pair.utf8.drop { $0 == 0x20 })
+                if trimmed.isEmpty { continue }
+                let cookieName = trimmed.fieldPair(separatedBy: "=", omittingEmpty: false, trimmingOWS: false).first
+                if name == nil || cookieName.map(String.init) != name { return true }
+            }
+        }
+        return false
     }
 }

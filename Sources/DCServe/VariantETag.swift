@@ -3,17 +3,18 @@ import DictionaryCodec
 /// ETags for encoded variants: each variant of a resource gets its own validator derived from the
 /// identity ETag, so caches and `If-None-Match` never confuse variants (RFC 9842 §6.2).
 ///
-/// `"abc"` → `"abc-br5"`, `"abc-dcz19-<first 16 hex of the dictionary hash>"`; weak stays weak. The
-/// level is part of the tag because a background re-encode at a better level changes the bytes, and
-/// a strong validator must change with them.
+/// `"abc"` → `W/"abc-br"`, `W/"abc-dcz-<first 16 hex of the dictionary hash>"`: the tag names what the
+/// variant is (resource, coding, dictionary), not the level it was encoded at, so a revalidation after
+/// the background best-level encode replaced the fast one still gets its 304. Since those two encodes
+/// are different bytes of the same content, the tag is weak (RFC 9110 §8.8.1), as nginx makes a gzipped
+/// response's ETag.
 public enum VariantETag {
-    public static func make(from etag: String, coding: ContentCoding, level: Int, dictionary: DictionaryHash?) -> String {
+    public static func make(from etag: String, coding: ContentCoding, dictionary: DictionaryHash?) -> String {
         guard coding != .identity else { return etag }
-        let weak = etag.hasPrefix("W/")
-        var opaque = Substring(weak ? etag.dropFirst(2) : etag[...])
+        var opaque = Substring(etag.hasPrefix("W/") ? etag.dropFirst(2) : etag[...])
         if opaque.hasPrefix("\"") && opaque.hasSuffix("\"") && opaque.count >= 2 { opaque = opaque.dropFirst().dropLast() }
-        var suffix = "-\(coding.rawValue)\(level)"
+        var suffix = "-\(coding.rawValue)"
         if let dictionary { suffix += "-" + dictionary.hex.prefix(16) }
-        return (weak ? "W/" : "") + "\"" + opaque + suffix + "\""
+        return "W/\"" + opaque + suffix + "\""
     }
 }

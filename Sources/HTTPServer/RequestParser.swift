@@ -108,6 +108,9 @@ public struct RequestParser {
     private var transferCodings: [[UInt8]] = []
     private var hasTransferEncoding = false
     private var hostCount = 0
+    /// `Authorization` is a singleton field (RFC 9110 §11.6.2): a second line is a 400, as in nginx,
+    /// since servers behind differ on which line they read.
+    private var authorizationCount = 0
     private var connectionClose = false
     private var connectionKeepAlive = false
     private var expectContinue = false
@@ -364,6 +367,7 @@ public struct RequestParser {
     }
 
     private static let nameHost: [UInt8] = Array("host".utf8)
+    private static let nameAuthorization: [UInt8] = Array("authorization".utf8)
     private static let nameContentLength: [UInt8] = Array("content-length".utf8)
     private static let nameTransferEncoding: [UInt8] = Array("transfer-encoding".utf8)
     private static let nameConnection: [UInt8] = Array("connection".utf8)
@@ -380,6 +384,9 @@ public struct RequestParser {
         case 4 where asciiCaseInsensitiveEquals(n, Self.nameHost):
             hostCount += 1
             for b in v where !isHostByte(b) { throw .badRequest("invalid Host header field") }
+        case 13 where asciiCaseInsensitiveEquals(n, Self.nameAuthorization):
+            authorizationCount += 1
+            if authorizationCount > 1 { throw .badRequest("more than one Authorization header field") }
         case 14 where asciiCaseInsensitiveEquals(n, Self.nameContentLength):
             try forEachListElement(v) { (element: UnsafeRawBufferPointer) throws(HTTPParseError) in
                 guard !element.isEmpty else { throw .badRequest("invalid Content-Length") }
@@ -493,6 +500,7 @@ public struct RequestParser {
         transferCodings.removeAll()
         hasTransferEncoding = false
         hostCount = 0
+        authorizationCount = 0
         connectionClose = false
         connectionKeepAlive = false
         expectContinue = false

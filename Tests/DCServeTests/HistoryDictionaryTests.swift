@@ -173,7 +173,7 @@ import Testing
         let rule = try #require(rules.rules.first)
         let history = try Self.history(rules, store: store)
         let alice: HTTPFields = [.authorization: "Bearer alice"]
-        let partition = history.partition(of: alice, rule: rule)
+        let partition = history.partition(of: alice, rule: rule)!
         let builder = try #require(history.builders["chats"])
         for i in 1...2 { builder.collect(Self.body(i), groupValue: "42", partition: partition) }
         builder.waitForBuilds()
@@ -231,7 +231,7 @@ import Testing
         let history = try Self.history(rules, store: store)
         let middleware = HistoryDictionaryMiddleware(history: history)
         let alice: HTTPFields = [.authorization: "Bearer alice"], bob: HTTPFields = [.authorization: "Bearer bob"]
-        let partition = history.partition(of: alice, rule: rule)
+        let partition = history.partition(of: alice, rule: rule)!
         let served = Mutex(0)
         let upstream: @Sendable () -> [UInt8] = { Self.body(served.withLock { $0 += 1; return $0 }) }
         let plain = try Self.get("/api/chats/42/messages", alice, through: middleware, upstream: upstream)
@@ -253,7 +253,7 @@ import Testing
         #expect(try Self.get(url, bob, through: middleware, upstream: upstream).head.status == .notFound)
         #expect(history.index.verdict(hash, partition: partition, path: "/api/chats/42/messages", now: Date()) != .refused)
         #expect(history.index.verdict(hash, partition: partition, path: "/api/chats/43/messages", now: Date()) == .refused)
-        #expect(history.index.verdict(hash, partition: history.partition(of: bob, rule: rule), path: "/api/chats/42/messages",
+        #expect(history.index.verdict(hash, partition: history.partition(of: bob, rule: rule)!, path: "/api/chats/42/messages",
                                       now: Date()) == .refused)
         #expect(history.library.lookup(hash, partition: partition)?.dictionary.bytes == bytes)
         // The next response offers it as the current one (no second build: the write is still pending).
@@ -296,7 +296,7 @@ import Testing
         let history = try Self.history(rules, store: store)
         let middleware = HistoryDictionaryMiddleware(history: history)
         let alice: HTTPFields = [.authorization: "Bearer alice"]
-        let partition = history.partition(of: alice, rule: rule)
+        let partition = history.partition(of: alice, rule: rule)!
         let key = HistoryDictionaryIndex.GroupKey(rule: "chats", group: "42", partition: partition)
         let served = Mutex(0)
         let upstream: @Sendable () -> [UInt8] = { Self.body(served.withLock { $0 += 1; return $0 }) }

@@ -22,20 +22,20 @@ import Testing
         fields[.authorization] = "Bearer alice"
         fields[.cookie] = "theme=dark; session=s1"
         let a = PartitionID.fromRequest(fields, source: .header("Authorization"), secret: secret)
-        #expect(a == PartitionID(secret: secret, source: .header("Authorization"), credential: "Bearer alice"))
-        #expect(a?.value.contains("alice") == false)
-        #expect(PartitionID.fromRequest(fields, source: .cookie("session"), secret: secret) == PartitionID(secret: secret, source: .cookie("session"), credential: "s1"))
+        #expect(a == .user(PartitionID(secret: secret, source: .header("Authorization"), credential: "Bearer alice")))
+        #expect(a?.storeID?.contains("alice") == false)
+        #expect(PartitionID.fromRequest(fields, source: .cookie("session"), secret: secret) == .user(PartitionID(secret: secret, source: .cookie("session"), credential: "s1")))
         #expect(PartitionID.fromRequest(HTTPFields(), source: .header("Authorization"), secret: secret) == .anonymous)
         // An empty credential (a logged-out session cookie, an empty header) is nobody's partition.
         for cookie in ["session=", "session=\"\"", "theme=dark; session="] {
             #expect(PartitionID.fromRequest([.cookie: cookie], source: .cookie("session"), secret: secret) == .anonymous, "\(cookie)")
         }
         #expect(PartitionID.fromRequest([.authorization: ""], source: .header("Authorization"), secret: secret) == .anonymous)
-        #expect(PartitionID(secret: Array("another secret 123".utf8), source: .header("Authorization"), credential: "Bearer alice") != a)
+        #expect(.user(PartitionID(secret: Array("another secret 123".utf8), source: .header("Authorization"), credential: "Bearer alice")) != a)
         var response = HTTPFields()
         response[HTTPField.Name("Dictionary-Partition")!] = "u123"
         let u = PartitionID.fromResponse(&response, source: .upstreamHeader("Dictionary-Partition"), secret: secret)
-        #expect(u == PartitionID(secret: secret, source: .upstreamHeader("Dictionary-Partition"), credential: "u123"))
+        #expect(u == .user(PartitionID(secret: secret, source: .upstreamHeader("Dictionary-Partition"), credential: "u123")))
         #expect(response[HTTPField.Name("Dictionary-Partition")!] == nil, "removed before the client sees it")
         // The same value from another source is another partition: a client sending the upstream's
         // user id (no secret) in a header or cookie never lands in that user's partition.
@@ -45,7 +45,20 @@ import Testing
         // Header names are case-insensitive: one partition whatever the configuration's spelling.
         #expect(PartitionID.fromRequest(fields, source: .header("authorization"), secret: secret) == a)
         // The domain is part of the HMAC's message: HMAC(secret, "header:authorization\n" + value).
-        #expect(a?.value == PartitionID.hmacSHA256(key: secret, message: Array("header:authorization\nBearer alice".utf8)).hex)
+        #expect(a?.storeID == PartitionID.hmacSHA256(key: secret, message: Array("header:authorization\nBearer alice".utf8)).hex)
+        // A key on two lines, or a key cookie named twice (even with one value), is no partition at all.
+        #expect(PartitionID.fromRequest(HTTPFields([HTTPField(name: .authorization, value: "Bearer a"), HTTPField(name: .authorization, value: "Bearer b")]),
+                                        source: .header("Authorization"), secret: secret) == .ambiguous)
+        for cookie in [["session=a; session=b"], ["session=a; session=a"], ["session=a", "theme=x; session=b"], ["session=; session=a"]] {
+            #expect(PartitionID.fromRequest(HTTPFields(cookie.map { HTTPField(name: .cookie, value: $0) }), source: .cookie("session"), secret: secret)
+                    == .ambiguous, "\(cookie)")
+        }
+        var twice = HTTPFields()
+        twice.append(HTTPField(name: HTTPField.Name("Dictionary-Partition")!, value: "u1"))
+        twice.append(HTTPField(name: HTTPField.Name("Dictionary-Partition")!, value: "u2"))
+        #expect(PartitionID.fromResponse(&twice, source: .upstreamHeader("Dictionary-Partition"), secret: secret) == .ambiguous)
+        #expect(twice[HTTPField.Name("Dictionary-Partition")!] == nil, "removed before the client sees it")
+        #expect(RequestPartition.ambiguous.storeID == nil)
     }
 
     /// Cookie pairs are split at `;` bytes and the value ends there: `;\u{0301}` is one Character, so
@@ -56,7 +69,7 @@ import Testing
         #expect(PartitionID.cookie(named: "session", in: ["x=1;\u{0301}; session=s2"]) == "s2")
         #expect(PartitionID.cookie(named: "session", in: ["x=1;\u{0301}session=s3"]) == nil)
         #expect(PartitionID.fromRequest([.cookie: "session=s1;\u{0301}theme=dark"], source: .cookie("session"), secret: secret)
-                == PartitionID(secret: secret, source: .cookie("session"), credential: "s1"))
+                == .user(PartitionID(secret: secret, source: .cookie("session"), credential: "s1")))
         // As before on ASCII: only leading spaces go, the value is kept as sent.
         #expect(PartitionID.cookie(named: "session", in: ["a=1;  session=s 1 ;b=2"]) == "s 1 ")
         #expect(PartitionID.cookie(named: "session", in: ["session =s1"]) == nil)

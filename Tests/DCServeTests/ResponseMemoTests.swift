@@ -33,7 +33,9 @@ struct MemoFixture {
     let store: DirectoryDictionaryStore
 
     static let v1 = Array((0..<400).map { "let value\($0) = compute(\($0), 'first edition');\n" }.joined().utf8)
-    static let v2 = Array((0..<400).map { "let value\($0) = compute(\($0 * 3), 'second edition');\n" }.joined().utf8)
+    /// v1 with a line in 50 changed: a delta against v1 is clearly smaller than any plain coding (a
+    /// delta that saves nothing is not sent).
+    static let v2 = Array((0..<400).map { "let value\($0) = compute(\($0), '\($0 % 50 == 7 ? "second" : "first") edition');\n" }.joined().utf8)
 
     init(retention: DictionaryRetention = DictionaryRetention(), decisionHeader: Bool = false) throws {
         site = FileManager.default.temporaryDirectory.appendingPathComponent("memo-\(UUID().uuidString)")
@@ -151,7 +153,7 @@ struct MemoFixture {
         let cases: [(HTTPFields, String?)] = [
             ([.acceptEncoding: "dcz", .availableDictionary: available], "dcz"),
             ([.acceptEncoding: "dcb", .availableDictionary: available], "dcb"),
-            ([.acceptEncoding: "dcz, dcb", .availableDictionary: available, .dictionaryID: "\"a\"", .secFetchDest: "script"], "dcz"),
+            ([.acceptEncoding: "dcz", .availableDictionary: available, .dictionaryID: "\"a\"", .secFetchDest: "script"], "dcz"),
             ([.acceptEncoding: "gzip"], "gzip"),
             ([.acceptEncoding: "dcz", .availableDictionary: MemoFixture.available([1, 2, 3])], nil),
         ]
@@ -208,12 +210,12 @@ struct MemoFixture {
         let fields: HTTPFields = [.acceptEncoding: "br"]
         for _ in 0..<3 { _ = try f.get("/static/app.v2.js", fields) }
         let (head, _) = try f.get("/static/app.v2.js", fields)
-        #expect(head.headerFields[.eTag]?.contains("-br5") == true)
+        #expect(head.headerFields[.eTag]?.hasSuffix("-br\"") == true)
         let better = try ContentCoding.br.encode(MemoFixture.v2, dictionary: nil, level: 11)
         f.middleware.variants.insert(CachedVariant(bytes: better, level: 11),
                                      for: VariantKey(resource: SHA256.hash(MemoFixture.v2), coding: .br))
         let (upgraded, body) = try f.get("/static/app.v2.js", fields)
-        #expect(upgraded.headerFields[.eTag]?.contains("-br11") == true)
+        #expect(upgraded.headerFields[.eTag] == head.headerFields[.eTag])  // the same variant: the same tag
         #expect(body == better)
     }
 

@@ -121,6 +121,14 @@ struct RequestParserTests {
         }
     }
 
+    /// `Authorization` is a singleton field (RFC 9110 §11.6.2): a second line is a 400 (as nginx), on the
+    /// next request of the connection too.
+    @Test func twoAuthorizationLinesAreRefused() {
+        #expect(rejection("GET / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\nauthorization: Bearer b\r\n\r\n") == 400)
+        #expect(parseAll("GET / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\n\r\n"
+                         + "GET / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\n\r\n").requests.count == 2)
+    }
+
     @Test func fieldSyntax() {
         #expect(rejection("GET / HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n folded\r\n\r\n") == 400)   // obs-fold
         #expect(rejection("GET / HTTP/1.1\r\nHost : x\r\n\r\n") == 400)                   // space before colon

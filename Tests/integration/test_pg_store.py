@@ -351,3 +351,47 @@ def test_store_reads_waiting_on_postgres_do_not_hold_up_other_off_loop_work(dcse
     for status, headers, body in deltas:
         assert status == 200 and headers["Content-Encoding"] == "dcz"
         assert dcz_with_zstd_cli(body, V1) == V2
+
+
+def test_a_postgres_outage_stops_advertising_live_versions(dcserve_bin, tmp_path):
+    """While PostgreSQL is down, live versions cannot be stored: they are not advertised (a client
+    could never use them), and the write error is logged at most once a minute, not per request.
+    Before the fix every response of a 10 s outage stayed advertised (467 of 467)."""
+    import itertools
+    import random as random_module
+    from upstream_support import ScriptedUpstream
+
+    counter = itertools.count()
+
+    def news(headers):
+        n = next(counter)
+        body = json.dumps({"n": n, "items": [random_module.Random(n).random() for _ in range(300)]}).encode()
+        return 200, [("Content-Type", "application/json"), ("Cache-Control", "max-age=60")], body
+
+    pg = ThrowawayPostgres.scratch("live-outage").start()
+    try:
+        _, url = pg.new_database()
+        with ScriptedUpstream({"/latest_news": news}) as up, \
+                DCServe(dcserve_bin, ["--upstream", up.base, "--store", url, "--dictionaries", "/latest_news",
+                                      ], cwd=str(tmp_path)) as server:
+            status, h, _ = server.get("/latest_news", {"Accept-Encoding": "identity"})
+            assert status == 200 and "Use-As-Dictionary" in h, server.logs()
+            pg.stop()
+            assert wait_for(lambda: b"degraded" in server.get("/readyz")[2], timeout=10), server.logs()
+            advertised = 0
+            deadline = time.monotonic() + 5
+            count = 0
+            while time.monotonic() < deadline:
+                status, h, _ = server.get("/latest_news", {"Accept-Encoding": "identity"})
+                assert status == 200
+                advertised += "Use-As-Dictionary" in h
+                count += 1
+            assert count > 20 and advertised == 0, (count, advertised)
+            time.sleep(0.5)
+            assert server.logs().count("cannot store live dictionary") <= 2, server.logs()[-2000:]
+            pg.start()
+            assert wait_for(lambda: server.get("/readyz")[2].strip() == b"ready", timeout=15), server.logs()
+            status, h, _ = server.get("/latest_news", {"Accept-Encoding": "identity"})
+            assert "Use-As-Dictionary" in h
+    finally:
+        pg.discard()

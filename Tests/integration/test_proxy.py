@@ -293,7 +293,7 @@ def test_two_users_with_the_same_head_get_their_own_bodies(proxy, api):
             for accept in ["gzip", "identity"]:
                 status, headers, body = request(proxy.port, "GET", "/api/me",
                                                 {"Authorization": user, "Accept-Encoding": accept})
-                assert status == 200 and headers["ETag"].startswith('"me-v1')
+                assert status == 200 and headers["ETag"].removeprefix("W/").startswith('"me-v1')
                 if headers.get("Content-Encoding") == "gzip":
                     body = gzip.decompress(body)
                 assert body == expected[user], f"{user} got another user's body"

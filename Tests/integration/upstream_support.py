@@ -185,3 +185,58 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+class ScriptedUpstream:
+    """An HTTP/1.1 server on 127.0.0.1 (threads in this process) whose answers a test scripts:
+    `routes[path](request_headers) -> (status, [(name, value), ...], body)`; unknown paths get 404.
+    `requests` records (method, path, headers) of every request. Keep-alive, Content-Length framing."""
+
+    def __init__(self, routes: dict):
+        import http.server
+
+        self.routes = routes
+        self.requests: list[tuple[str, str, dict]] = []
+        upstream = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):  # quiet
+                pass
+
+            def answer(self):
+                path = self.path.split("?", 1)[0]
+                headers = {k: v for k, v in self.headers.items()}
+                upstream.requests.append((self.command, path, headers))
+                route = upstream.routes.get(path)
+                status, fields, body = route(self.headers) if route else (404, [], b"not found")
+                self.send_response(status)
+                for name, value in fields:
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(body)
+
+            do_GET = do_HEAD = do_POST = answer
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

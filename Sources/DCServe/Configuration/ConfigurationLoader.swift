@@ -73,6 +73,12 @@ public enum ConfigurationLoader {
         c.server.logLevel = try r.string("server.logLevel") ?? c.server.logLevel
         c.server.accessLog = try r.bool("server.accessLog") ?? c.server.accessLog
         c.server.decisionHeader = try r.bool("server.decisionHeader") ?? c.server.decisionHeader
+        if let value = try r.string("server.sharedCaches") {
+            guard let caches = SharedCaches(rawValue: value) else {
+                throw ConfigurationError(key: "server.sharedCaches", "\"\(value)\" is not one of honourVary, ignoreVary")
+            }
+            c.server.sharedCaches = caches
+        }
         try readTLS(r, into: &c)
         c.site.root = try r.string("site.root") ?? c.site.root
         c.store.path = try r.string("store.path") ?? c.store.path

@@ -53,6 +53,8 @@ public struct DCServeConfiguration: Sendable, Equatable {
         /// Add `DCServe-Decision` (why this coding: `delta=dcz dict=… saved=93%`, `plain=br reason=…`) to
         /// every response through the compression step. Off by default; quick mode turns it on.
         public var decisionHeader = false
+        /// Whether the caches in front honour `Vary` (``SharedCaches``); by default they are assumed not to.
+        public var sharedCaches = SharedCaches.ignoreVary
         // TLS-related server settings:
         /// Redirect plain-HTTP requests to the HTTPS listener (301 GET/HEAD, 308 otherwise).
         public var redirectToHTTPS = false

@@ -27,6 +27,8 @@ public enum DecisionReason: String, Hashable, Sendable, CaseIterable {
     // Live rules (issue #14): the named version belongs to another partition / is past the retention.
     case partitionMismatch = "partition-mismatch"
     case pastRetention = "past-retention"
+    /// The partition key appears more than once (``RequestPartition/ambiguous``): no dictionary transport.
+    case ambiguousPartition = "ambiguous-partition"
     // Decided by the middleware before negotiating:
     /// `Cache-Control: no-transform`.
     case noTransform = "no-transform"

@@ -15,6 +15,9 @@ public struct ResponseDecision: Hashable, Sendable {
         case plain(String, DecisionReason)
         /// Nothing the client accepts could be produced: 406.
         case notAcceptable
+
+        /// Whether the body is a dictionary coding (dcb or dcz).
+        public var isDelta: Bool { if case .delta = self { true } else { false } }
     }
 
     public var outcome: Outcome

@@ -1,3 +1,5 @@
+import DictionaryCodec
+import DictionaryTransport
 import HTTPClient
 import HTTPCore
 import HTTPServer
@@ -285,11 +287,36 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
             var decoded = head
             decoded.headerFields = fields
             return HTTPServerResponse(head: decoded, body: .bytes(identity))
-        case .failed(let reason):
-            logger.warning("upstream body not decoded; passed as sent", metadata: [
-                "upstream": "\(upstream)", "reason": "\(reason)", "path": "\(request.path ?? "")"])
-            return HTTPServerResponse(head: head, body: .bytes(body))
+        case .failed(let reason, let coding, let tooLarge):
+            // dcserve asked the upstream for codings it decodes: a coding this client does not accept is
+            // never passed on (RFC 9110 §12.5.3). Too large to hold decoded: decoded as it is sent.
+            // Corrupt: the upstream's response is invalid (502).
+            let accepted = AcceptEncoding(request.headerFields).accepts(coding)
+            logger.warning("upstream body not decoded", metadata: [
+                "upstream": "\(upstream)", "reason": "\(reason)", "path": "\(request.path ?? "")",
+                "answered": "\(accepted ? "as sent" : tooLarge ? "decoded while sent" : "502")"])
+            if accepted { return HTTPServerResponse(head: head, body: .bytes(body)) }
+            guard tooLarge else {
+                return .text(.badGateway, "502 Bad Gateway: the upstream's \(coding.rawValue) body could not be decoded")
+            }
+            var decoded = head
+            decoded.headerFields = UpstreamBodyDecoder.identityFields(head.headerFields)
+            return HTTPServerResponse(head: decoded, body: .stream(StreamingDecodedBody.decoding(body, coding: coding)))
         }
+    }
+
+    /// For a streamed head in a coding the client does not accept (one dcserve decodes, and the upstream
+    /// allows transforming): the identity head and the coding to decode the stream from; else nil.
+    private func decodingForClient(_ head: HTTPResponse) -> (HTTPResponse, ContentCoding)? {
+        let fields = head.headerFields
+        guard let value = fields[.contentEncoding], request.method != .head else { return nil }
+        let codings = value.fieldMembers(separatedBy: ",").map { $0.lowercased() }.filter { $0 != "identity" }
+        guard codings.count == 1, let coding = ContentCoding(token: codings[0]),
+              ProxyRequestHeaders.decodableCodings.contains(coding), !ProxyResponseHeaders.forbidsTransform(fields),
+              !AcceptEncoding(request.headerFields).accepts(coding) else { return nil }
+        var decoded = head
+        decoded.headerFields = UpstreamBodyDecoder.identityFields(fields)
+        return (decoded, coding)
     }
 
     // MARK: Streaming
@@ -304,10 +331,16 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
             }
             return takeRespond(&s)
         }
-        respond?(HTTPServerResponse(head: head, body: .stream(StreamBody { [self] writer in
+        var body = StreamBody { [self] writer in
             state.withLock { $0.writer = writer }
             flushPending()
-        })))
+        }
+        var head = head
+        if let (decoded, coding) = decodingForClient(head) {
+            head = decoded
+            body = StreamingDecodedBody.wrap(body, coding: coding)
+        }
+        respond?(HTTPServerResponse(head: head, body: .stream(body)))
     }
 
     /// Writes the pending parts in order, one at a time (each after the connection took the previous

@@ -13,9 +13,10 @@ public enum UpstreamBodyDecoder {
         case unchanged
         /// The identity head (no `Content-Encoding`, ETag marked as another representation) and bytes.
         case decoded(HTTPFields, [UInt8])
-        /// The body could not be decoded within the limits (the reason is logged; the response passes
-        /// as the upstream sent it).
-        case failed(String)
+        /// The body could not be decoded: corrupt or truncated, or (`tooLarge`) its decoded size is over
+        /// the limit. The reason is logged; the response passes as the upstream sent it when the client
+        /// accepts its coding.
+        case failed(String, coding: ContentCoding, tooLarge: Bool)
     }
 
     public static func decode(_ fields: HTTPFields, body: [UInt8], maxDecodedBytes: Int) -> Outcome {
@@ -28,12 +29,21 @@ public enum UpstreamBodyDecoder {
         do {
             bytes = try coding.decode(body, limits: DecodeLimits(maxOutput: maxDecodedBytes))
         } catch {
-            return .failed("\(coding) body from upstream: \(error)")
+            let tooLarge = if case CodecError.outputLimitExceeded = error { true } else { false }
+            return .failed("\(coding) body from upstream: \(error)", coding: coding, tooLarge: tooLarge)
         }
+        return .decoded(identityFields(fields), bytes)
+    }
+
+    /// The head of the decoded representation: no `Content-Encoding` or `Content-Length`, the ETag
+    /// marked as another representation's, and no integrity field of the encoded one (RFC 9530).
+    static func identityFields(_ fields: HTTPFields) -> HTTPFields {
         var out = fields
         out[.contentEncoding] = nil
+        out[.contentLength] = nil
+        IntegrityFields.remove(from: &out)
         if let etag = fields[.eTag] { out[.eTag] = identityETag(etag) }
-        return .decoded(out, bytes)
+        return out
     }
 
     /// The validator of the decoded representation: the upstream's ETag names the encoded bytes, so

@@ -13,8 +13,10 @@ import HTTPTypes
 
 let partitionSecret = Array("fuzz partition secret".utf8)
 
-func isPartitionID(_ id: PartitionID) -> Bool {
-    id == .anonymous || (id.value.utf8.count == 64 && id.value.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) })
+func isPartitionID(_ id: RequestPartition) -> Bool {
+    guard let value = id.storeID else { return id == .ambiguous }  // ambiguous: no id at all
+    return value == PartitionID.anonymous.value
+        || (value.utf8.count == 64 && value.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) })
 }
 
 func fuzzPartition(_ bytes: [UInt8]) {
@@ -38,7 +40,9 @@ func fuzzPartition(_ bytes: [UInt8]) {
     let cookies = fields[values: .cookie]
     if let value = PartitionID.cookie(named: name, in: cookies) {
         precondition(value.isEmpty || cookies.contains { $0.contains(value) }, "cookie value \(value) not in the Cookie fields")
-        let expected = value.isEmpty || value == "\"\"" ? .anonymous : PartitionID(secret: partitionSecret, source: .cookie(name), credential: value)
+        let named = PartitionID.cookies(named: name, in: cookies).count
+        let expected: RequestPartition = named > 1 ? .ambiguous
+            : value.isEmpty || value == "\"\"" ? .anonymous : .user(PartitionID(secret: partitionSecret, source: .cookie(name), credential: value))
         precondition(PartitionID.fromRequest(fields, source: .cookie(name), secret: partitionSecret) == expected)
     }
     var response = fields
