@@ -144,12 +144,12 @@ def test_manifests_pass_the_schema_check_offline():
     validate = pathlib.Path(sys.executable).parent / "kubernetes-validate"
     assert validate.exists(), "kubernetes-validate missing: scripts/install-python-deps.sh installs it"
     files = sorted(str(p) for p in MANIFESTS.glob("*.yaml"))
-    assert len(files) == 4
+    assert len(files) == 5
     # The schemas ship with the package: no network needed (CI may have none).
     out = subprocess.run([str(validate), "--strict", *files], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert out.stdout.count("passed") == 4, out.stdout
-    assert set(manifests()) == {"ConfigMap", "Secret", "Deployment", "Service"}
+    assert out.stdout.count("passed") == 5, out.stdout
+    assert set(manifests()) == {"ConfigMap", "Secret", "Deployment", "Service", "PodDisruptionBudget"}
 
 
 def memory_bytes(quantity: str) -> int:
