@@ -6,7 +6,6 @@ never building. Through the release binary, against a throwaway PostgreSQL and t
 """
 from __future__ import annotations
 
-import http.client
 import json
 import pathlib
 import re
