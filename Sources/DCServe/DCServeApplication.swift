@@ -97,6 +97,9 @@ public final class DCServeApplication: @unchecked Sendable {
         var partitionSecret: [UInt8] = []
         if c.rules.contains(where: { $0.partition != nil }) {
             partitionSecret = try PartitionSecret.load(configured: c.partitionSecret, storeDirectory: c.store.path)
+            if let sharedStore {
+                try PartitionSecretFingerprint.check(partitionSecret, against: sharedStore)
+            }
         }
         let history = HistoryDictionaries(rules: rules, store: store, library: library, partitionSecret: partitionSecret,
                                           logger: logger)

@@ -9,7 +9,8 @@ import Prometheus
 ///
 /// Order: `init` builds the application (loads the store) and both servers but opens nothing;
 /// `start()` opens the main listeners, then the admin listener, installs SIGHUP certificate reload,
-/// marks the application ready and only then starts background work (precompression). A start that
+/// marks the application ready (and tells systemd `READY=1` when started with `Type=notify`) and
+/// only then starts background work (precompression). A start that
 /// fails stops everything it started — listeners, background work, housekeeping — before throwing,
 /// so the process can exit without background hashing racing OpenSSL's exit-time cleanup
 /// (#13 item 4). `shutdown()` drains the servers (up to `server.shutdownDeadlineSeconds`), then
@@ -112,6 +113,7 @@ public final class DCServeServer: Sendable {
         }
         if configuration.tls.isEnabled { CertificateReloadSignal.install(server: main, logger: logger) }
         application.readiness.setListenersOpen(true)
+        SystemdNotification.send("READY=1")
         application.startBackgroundWork()
     }
 
@@ -132,6 +134,7 @@ public final class DCServeServer: Sendable {
     /// `flushLogs` runs just before the final "stopped" line (buffered access-log writers).
     /// Returns true if connections had to be closed at the deadline.
     public func shutdown(flushLogs: () -> Void = {}) async -> Bool {
+        SystemdNotification.send("STOPPING=1")
         application.readiness.setListenersOpen(false)
         let servers = [main] + (admin.map { [$0] } ?? [])
         let deadline = Duration.configured(seconds: configuration.server.shutdownDeadlineSeconds)

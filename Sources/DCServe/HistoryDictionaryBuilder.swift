@@ -29,8 +29,12 @@ import Synchronization
 ///   and published: offered only once the store holds it. A failed store write is logged and the group
 ///   retried with the next content; its previous dictionaries stay.
 ///
-/// Pending store writes and builds are drained by ``waitForBuilds()`` (tests, shutdown). Windows are
-/// capped at `maxGroups` per rule (least recently used dropped).
+/// The budget counts the time spent making dictionaries, and a rebuild's store write; a first
+/// build's queued store write is not counted. Pending store writes and builds are drained by
+/// ``waitForBuilds()`` (tests, shutdown). Windows are capped at `maxGroups` per rule (least recently
+/// used dropped); when the window dropped had content within the last minute, more groups are active
+/// than `maxGroups` can hold — windows are dropped before they build — and that is counted
+/// (`dcserve_history_groups_over_capacity_total`) and logged (a warning per rule at most once a minute).
 ///
 /// Thread-safe; `collect` may be called from any loop concurrently.
 public final class HistoryDictionaryBuilder: Sendable {
@@ -54,12 +58,17 @@ public final class HistoryDictionaryBuilder: Sendable {
         var lastStored: Date?
         var building = false
         var tick: UInt64 = 0
+        /// When the group last got content (over-capacity: is the window dropped still active?).
+        var lastSeen: Date
     }
 
     private struct State {
         var slots: [HistoryDictionaryIndex.GroupKey: Slot] = [:]
         var tick: UInt64 = 0
         var budget: HistoryBuildBudget
+        /// Active windows dropped since the last over-capacity log line, and when that line was.
+        var droppedActive = 0
+        var lastCapacityWarning: Date?
     }
 
     private let state: Mutex<State>
@@ -92,15 +101,29 @@ public final class HistoryDictionaryBuilder: Sendable {
     func collect(_ body: [UInt8], groupValue: Substring, partition: String) -> HistoryDictionaryIndex.Member? {
         let key = HistoryDictionaryIndex.GroupKey(rule: rule.name, group: String(groupValue), partition: partition)
         let now = clock()
+        var warning: Int?
+        defer { if let warning { warnOverCapacity(dropped: warning) } }
         let job: (bodies: [[UInt8]], first: Bool)? = state.withLock { s in
             s.tick &+= 1
-            var slot = s.slots[key] ?? Slot(window: HistoryWindow(capacity: settings.windowBytes))
+            var slot = s.slots[key] ?? Slot(window: HistoryWindow(capacity: settings.windowBytes), lastSeen: now)
             if s.slots[key] == nil, s.slots.count >= settings.maxGroups,
-               let victim = s.slots.min(by: { $0.value.tick < $1.value.tick })?.key {
-                s.slots[victim] = nil
+               let victim = s.slots.min(by: { $0.value.tick < $1.value.tick }) {
+                s.slots[victim.key] = nil
                 metrics.evicted(rule: rule.name)
+                // The least recently used window was active within the activity period: more groups
+                // are active than maxGroups, and windows are dropped before they can build.
+                if now.timeIntervalSince(victim.value.lastSeen) < Self.activityPeriod {
+                    metrics.overCapacity(rule: rule.name)
+                    s.droppedActive += 1
+                    if s.lastCapacityWarning.map({ now.timeIntervalSince($0) >= Self.warningInterval || now < $0 }) ?? true {
+                        s.lastCapacityWarning = now
+                        warning = s.droppedActive
+                        s.droppedActive = 0
+                    }
+                }
             }
             slot.tick = s.tick
+            slot.lastSeen = now
             slot.window.add(body)
             defer { s.slots[key] = slot }
             guard !slot.building, needsBuild(slot, now: now) else { return nil }
@@ -123,6 +146,20 @@ public final class HistoryDictionaryBuilder: Sendable {
             return nil
         }
         return buildFirst(job.bodies, key: key)
+    }
+
+    /// A group that got content this recently counts as active (seconds).
+    static let activityPeriod: TimeInterval = 60
+    /// At most one over-capacity log line per rule this often (seconds).
+    static let warningInterval: TimeInterval = 60
+
+    /// The over-capacity log line: `dropped` active windows since the previous one.
+    private func warnOverCapacity(dropped: Int) {
+        logger.warning("""
+            history rule \(rule.name): more conversations active than history.maxGroups (\(settings.maxGroups)); \
+            windows active within the last minute are dropped before they can build a dictionary: \
+            raise dictionaries.\(rule.name).history.maxGroups
+            """, metadata: ["rule": "\(rule.name)", "maxGroups": "\(settings.maxGroups)", "droppedActiveWindows": "\(dropped)"])
     }
 
     private func needsBuild(_ slot: Slot, now: Date) -> Bool {
@@ -224,9 +261,10 @@ public final class HistoryDictionaryBuilder: Sendable {
         publish(made)
         charge(key, ContinuousClock.now - start, done: false)
         queue.async {
-            let start = ContinuousClock.now
+            // The durable write (an fsync, or a PostgreSQL round trip) is not build work: it is not
+            // charged to the budget, so a slow disk cannot starve other groups' first dictionaries.
             self.persist(made)
-            self.charge(key, ContinuousClock.now - start)
+            self.charge(key, .zero)
         }
         return made.member
     }

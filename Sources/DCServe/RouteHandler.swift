@@ -4,7 +4,7 @@ import HTTPTypes
 /// Sends each request to the handler of the longest route prefix that begins its path (the path
 /// without the query in `RoutePath.normalized` form, compared byte for byte: `/api/` takes `/api/x`,
 /// not `/api`). A request no prefix covers gets 404; one whose dot segments climb above the root,
-/// 400. Built once from the configuration; immutable, so thread-safe.
+/// 400; `OPTIONS *` goes to the route taking `/` when it proxies. Built once from the configuration; immutable, so thread-safe.
 public struct RouteHandler: HTTPHandler {
     struct Entry: Sendable {
         let prefix: String
@@ -38,6 +38,7 @@ public struct RouteHandler: HTTPHandler {
     }
 
     public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+        if request.pathWithoutQuery == "*" && request.head.method == .options { return serverWideOptions(request, respond) }
         guard let path = RoutePath.normalized(request.pathWithoutQuery) else {
             return respond(.text(.badRequest, "Bad Request: the path climbs above the root"))
         }
@@ -45,5 +46,15 @@ public struct RouteHandler: HTTPHandler {
             return respond(.text(.notFound, "Not Found"))
         }
         entry.handler.handle(request, respond: respond)
+    }
+
+    /// `OPTIONS *` (the server as a whole, RFC 9110 §9.3.7): forwarded, still `*`, when the route
+    /// taking `/` is a reverse proxy (the app behind it is the server); otherwise answered here, 200
+    /// with the methods static files take.
+    private func serverWideOptions(_ request: HTTPServerRequest, _ respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+        if let root = entry(for: "/"), root.handler is ReverseProxyHandler {
+            return root.handler.handle(request, respond: respond)
+        }
+        respond(HTTPServerResponse(status: .ok, headerFields: [.allow: "GET, HEAD, OPTIONS"], body: .bytes([])))
     }
 }

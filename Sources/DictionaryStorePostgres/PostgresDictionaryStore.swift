@@ -60,7 +60,7 @@ public final class PostgresDictionaryStore: DictionaryStore {
     public let settings: PostgresStoreSettings
     public let retention: DictionaryRetention
     private let logger: Logger
-    private let client: PostgresClient
+    let client: PostgresClient
     private let connectionConfiguration: PostgresConnection.Configuration
     private let tasks = Mutex<[Task<Void, Never>]>([])
     private let state = Mutex(State())

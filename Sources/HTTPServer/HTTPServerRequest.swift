@@ -94,7 +94,8 @@ extension ParsedRequest {
                 path = afterScheme[slash] == "/" ? String(afterScheme[slash...]) : "/" + afterScheme[slash...]
             } else {
                 authority = String(afterScheme)
-                path = "/"
+                // An empty path and no query: the server itself for OPTIONS (RFC 9112 §3.2.4), as `*`.
+                path = method == .options ? "*" : "/"
             }
         }
         return HTTPRequest(method: method, scheme: scheme(fields), authority: authority, path: path, headerFields: fields)

@@ -326,7 +326,9 @@ public struct RequestParser {
         version = HTTPVersion(major: 1, minor: minor == 0 ? 0 : 1)
 
         let method = UnsafeRawBufferPointer(rebasing: buffer[methodRange])
-        guard let known = KnownMethod(method) else { throw .notImplemented("method not implemented") }
+        // Any token is a method (RFC 9110 §9.1): extension methods reach the handlers, which answer
+        // or forward them. Only CONNECT (a tunnel this server does not make) is refused here.
+        let known = KnownMethod(method)
         if known == .connect { throw .notImplemented("CONNECT not supported") }
         let first = buffer[targetStart]
         if first == 0x2F {
@@ -605,7 +607,8 @@ private func forEachListElementNoThrow(_ value: UnsafeRawBufferPointer, _ body: 
     try? forEachListElement(value) { (element: UnsafeRawBufferPointer) throws(HTTPParseError) in body(element) }
 }
 
-/// Methods the server implements framing for (RFC 9110 §9 plus PATCH). Others get 501.
+/// The methods the parser tells apart (RFC 9110 §9 plus PATCH): CONNECT is refused (501) and only
+/// OPTIONS may use the asterisk form. Any other token is an extension method, accepted as it is.
 enum KnownMethod: Equatable {
     case get, head, post, put, delete, connect, options, trace, patch
 

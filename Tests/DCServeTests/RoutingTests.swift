@@ -39,6 +39,17 @@ import Testing
         #expect(router.routeName(for: "/api/v2") == "api")
     }
 
+    /// `OPTIONS *` asks about the server: with no proxy taking `/`, dcserve answers it (200, `Allow`)
+    /// instead of looking for a route named `*` (404).
+    @Test func serverWideOptionsIsAnsweredWithoutAProxyAtTheRoot() throws {
+        let router = RouteHandler([(name: "site", prefix: "/", handler: named("site")),
+                                   (name: "api", prefix: "/api/", handler: named("api"))])
+        let options = HTTPServerRequest(head: HTTPRequest(method: .options, scheme: "http", authority: "h", path: "*"))
+        let response = try awaitedResponse { router.handle(options, respond: $0) }
+        #expect(response.head.status == .ok)
+        #expect(response.head.headerFields[.allow] == "GET, HEAD, OPTIONS")
+    }
+
     @Test func routesMatchTheNormalizedPath() throws {
         let router = RouteHandler([(name: "site", prefix: "/", handler: named("site")),
                                    (name: "api", prefix: "/api/", handler: named("api"))])

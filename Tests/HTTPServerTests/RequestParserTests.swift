@@ -68,6 +68,14 @@ struct RequestParserTests {
         #expect(h.path == "/p?q")
         #expect(h.scheme == "https")
         #expect(parseAll("OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n").requests.first?.targetForm == .asterisk)
+        // An absolute-form OPTIONS with an empty path and no query asks about the server: `*` (RFC 9112 §3.2.4).
+        let serverWide = try #require(parseAll("OPTIONS http://example.com:8080 HTTP/1.1\r\nHost: x\r\n\r\n").requests.first)
+        #expect(serverWide.makeHTTPRequest { _ in "http" }.path == "*")
+        #expect(serverWide.makeHTTPRequest { _ in "http" }.authority == "example.com:8080")
+        let withQuery = try #require(parseAll("OPTIONS http://example.com?x HTTP/1.1\r\nHost: x\r\n\r\n").requests.first)
+        #expect(withQuery.makeHTTPRequest { _ in "http" }.path == "/?x")
+        let get = try #require(parseAll("GET http://example.com HTTP/1.1\r\nHost: x\r\n\r\n").requests.first)
+        #expect(get.makeHTTPRequest { _ in "http" }.path == "/")
         #expect(rejection("GET * HTTP/1.1\r\nHost: x\r\n\r\n") == 400)
         #expect(rejection("GET foo HTTP/1.1\r\nHost: x\r\n\r\n") == 400)
     }
@@ -113,12 +121,24 @@ struct RequestParserTests {
     }
 
     @Test func methods() {
-        #expect(rejection("BREW / HTTP/1.1\r\nHost: x\r\n\r\n") == 501)
         #expect(rejection("CONNECT example.com:443 HTTP/1.1\r\nHost: x\r\n\r\n") == 501)
-        #expect(rejection("get / HTTP/1.1\r\nHost: x\r\n\r\n") == 501)
         for m in ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "TRACE", "PATCH"] {
             #expect(parseAll("\(m) / HTTP/1.1\r\nHost: x\r\n\r\n").requests.count == 1)
         }
+        // Any token is a method (RFC 9110 §9.1), spelled as sent (methods are case-sensitive).
+        for m in ["BREW", "PROPFIND", "QUERY", "get", "M-SEARCH", "X!#$%&'*+.^_`|~1"] {
+            let request = parseAll("\(m) / HTTP/1.1\r\nHost: x\r\n\r\n").requests.first
+            #expect(request?.method == m)
+            #expect(request?.makeHTTPRequest { _ in "http" }.method.rawValue == m)
+        }
+        // A body is framed by its fields whatever the method.
+        let report = parseAll("REPORT /cal HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n<a/>\n")
+        #expect(report.requests.first?.body == Array("<a/>\n".utf8))
+        // Not a token: still 400.
+        #expect(rejection("BR(W / HTTP/1.1\r\nHost: x\r\n\r\n") == 400)
+        #expect(rejection("PROP\u{7F}FIND / HTTP/1.1\r\nHost: x\r\n\r\n") == 400)
+        // Only OPTIONS takes the asterisk form.
+        #expect(rejection("PROPFIND * HTTP/1.1\r\nHost: x\r\n\r\n") == 400)
     }
 
     /// `Authorization` is a singleton field (RFC 9110 §11.6.2): a second line is a 400 (as nginx), on the

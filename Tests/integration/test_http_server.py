@@ -139,7 +139,7 @@ def test_oversized_head_and_target(server):
     (b"GET /a.txt HTTP/1.1\r\n\r\n", 400),
     (b"GET /a.txt HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400),
     (b"GET /a.txt HTTP/2.0\r\nHost: t\r\n\r\n", 505),
-    (b"BREW /a.txt HTTP/1.1\r\nHost: t\r\n\r\n", 501),
+    (b"CONNECT t:443 HTTP/1.1\r\nHost: t:443\r\n\r\n", 501),
     (b"POST /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 99999999\r\n\r\n", 413),
     (b"GET /a.txt HTTP/1.1\nHost: t\n\n", 400),
 ])

@@ -18,6 +18,10 @@ Endpoints (all under /api/):
   truncate?bytes=N announces N bytes (Content-Length, or chunked with &chunked=1) and closes the
                    connection after sending half of them
   conn-count       number of TCP connections the server has accepted (see serve.py)
+  any/...          any method, extension methods (PROPFIND, QUERY, lower-case tokens) included: the
+                   method, target, headers and body as JSON (see `EveryMethod`)
+Also, for any path: `OPTIONS *` answers 200 with `Allow` and the same JSON; `TRACE` answers 200
+`message/http` reflecting the request head as received (RFC 9110 §9.3.8).
 
 Live responses (issue #14):
   /latest_news              the news feed: JSON, one new article per update (Cache-Control: no-cache)
@@ -365,3 +369,59 @@ app = Starlette(routes=[
     Route("/api/truncate", truncate),
     Route("/api/conn-count", conn_count),
 ])
+
+
+class EveryMethod:
+    """ASGI wrapper answering what Starlette's routes cannot express: `/api/any/...` for every method
+    token (routes list their methods, upper-cased), `OPTIONS *` (Starlette has no route for `*`), and
+    `TRACE` anywhere. Everything else, WebSocket and lifespan scopes included, goes to `inner`."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.inner(scope, receive, send)
+        method, path = scope["method"], scope["path"]
+        if method == "TRACE":
+            return await self.reflect(scope, receive, send)
+        if path == "*" or path.startswith("/api/any/"):
+            return await self.echo(scope, receive, send)
+        return await self.inner(scope, receive, send)
+
+    @staticmethod
+    async def body(receive) -> bytes:
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                return body
+
+    @staticmethod
+    async def answer(send, status: int, content_type: bytes, payload: bytes, extra=()) -> None:
+        headers = [(b"content-type", content_type), (b"content-length", str(len(payload)).encode()), *extra]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": payload})
+
+    async def echo(self, scope, receive, send) -> None:
+        body = await self.body(receive)
+        target = scope["raw_path"].decode("latin-1") + ("?" + scope["query_string"].decode("latin-1")
+                                                        if scope["query_string"] else "")
+        payload = json.dumps({
+            "method": scope["method"], "target": target,
+            "headers": [[k.decode("latin-1"), v.decode("latin-1")] for k, v in scope["headers"]],
+            "body": body.decode("latin-1"),
+        }).encode()
+        extra = [(b"allow", b"GET, HEAD, POST, OPTIONS, PROPFIND, QUERY")] if scope["method"] == "OPTIONS" else []
+        await self.answer(send, 200, b"application/json", payload, extra)
+
+    async def reflect(self, scope, receive, send) -> None:
+        await self.body(receive)
+        target = scope["raw_path"] + (b"?" + scope["query_string"] if scope["query_string"] else b"")
+        head = b"TRACE " + target + b" HTTP/" + scope["http_version"].encode() + b"\r\n"
+        head += b"".join(k + b": " + v + b"\r\n" for k, v in scope["headers"]) + b"\r\n"
+        await self.answer(send, 200, b"message/http", head)
+
+
+app = EveryMethod(app)

@@ -21,6 +21,7 @@ extension ConfigurationLoader {
             u.forwarded = try r.bool("\(k).forwarded") ?? u.forwarded
             u.via = try r.bool("\(k).via") ?? u.via
             u.upstreamHandlesDictionaries = try r.bool("\(k).upstreamHandlesDictionaries") ?? u.upstreamHandlesDictionaries
+            u.forwardTrace = try r.bool("\(k).forwardTrace") ?? u.forwardTrace
             u.maxBufferedBodyBytes = try r.int("\(k).maxBufferedBodyBytes") ?? u.maxBufferedBodyBytes
             u.maxDecodedBodyBytes = try r.int("\(k).maxDecodedBodyBytes") ?? u.maxDecodedBodyBytes
             u.tlsCAFile = try r.string("\(k).tlsCAFile") ?? u.tlsCAFile

@@ -22,6 +22,7 @@ enum ConfigurationSchema {
         "servers", "connectTimeoutSeconds", "sendTimeoutSeconds", "readTimeoutSeconds", "maxIdleConnections",
         "idleTimeoutSeconds", "maxRequestsPerConnection", "failureBackoffSeconds", "host", "forwardedFor", "forwardedProto",
         "forwarded", "via", "upstreamHandlesDictionaries", "maxBufferedBodyBytes", "maxDecodedBodyBytes", "tlsCAFile",
+        "forwardTrace",
     ]
     static let routeKeys: Set<String> = ["prefix", "upstream"]
     static let levelKeys: Set<String> = ["fast", "best"]

@@ -28,6 +28,8 @@ public struct Upstream: Sendable, Equatable {
     public var via = true
     /// Forward `Available-Dictionary` / `Dictionary-ID` (the upstream does dictionary transport itself).
     public var upstreamHandlesDictionaries = false
+    /// Forward `TRACE` requests; when false, dcserve answers them 405 (as nginx does).
+    public var forwardTrace = false
     /// Response bodies up to this size are buffered for compression and dictionary storage; larger ones stream.
     public var maxBufferedBodyBytes: Int = 8 << 20
     /// Cap on a gzip/br/zstd upstream body decoded to identity.

@@ -13,6 +13,7 @@ import CoreMetrics
 /// | `dcserve_history_identity_bytes_total` | rule | identity size of those responses |
 /// | `dcserve_history_sent_bytes_total` | rule | bytes sent for them (saved = identity − sent) |
 /// | `dcserve_history_groups_evicted_total` | rule | windows dropped beyond `history.maxGroups` |
+/// | `dcserve_history_groups_over_capacity_total` | rule | of those, windows active within the last minute (more groups active than `maxGroups`) |
 ///
 /// Thread-safe: handles are created once per label set (swift-metrics hands out shared counters).
 public final class HistoryDictionaryMetrics: Sendable {
@@ -31,6 +32,7 @@ public final class HistoryDictionaryMetrics: Sendable {
     func fetched(rule: String) { count("dcserve_history_fetched_total", [("rule", rule)]) }
     func refused(rule: String) { count("dcserve_history_refused_total", [("rule", rule)]) }
     func evicted(rule: String) { count("dcserve_history_groups_evicted_total", [("rule", rule)]) }
+    func overCapacity(rule: String) { count("dcserve_history_groups_over_capacity_total", [("rule", rule)]) }
 
     func used(rule: String, coding: String, identity: Int, sent: Int) {
         count("dcserve_history_used_total", [("rule", rule), ("coding", coding)])

@@ -8,6 +8,8 @@ import Logging
 /// Forwards requests to one upstream (RFC 9110 §7.6) with ``HTTPClient`` on the event loop the
 /// request arrived on (no thread hop), and relays the answer (``ProxyResponseRelay``).
 ///
+/// - Every method is forwarded, the request target as received (`*` for `OPTIONS *`), except what
+///   ``ProxyMethodRules`` answers here (TRACE unless forwarded, `Max-Forwards: 0`).
 /// - The request head goes through ``ProxyRequestHeaders`` (hop-by-hop fields, forwarding fields,
 ///   Host, dictionary fields, Accept-Encoding). A streamed request body (`bodyStream`, opted in by
 ///   `RouteHandler.streamsRequestBody`) is forwarded as it arrives, with back-pressure
@@ -29,6 +31,8 @@ public final class ReverseProxyHandler: HTTPHandler {
     let upstreamAuthority: String
     let maxBufferedBodyBytes: Int
     let maxDecodedBodyBytes: Int
+    /// Whether TRACE goes upstream (`upstreams.<name>.forwardTrace`); else dcserve answers 405.
+    let forwardTrace: Bool
     let logger: Logger
 
     /// Builds the handler and its client for `upstream` (validated configuration). Requests are
@@ -53,6 +57,7 @@ public final class ReverseProxyHandler: HTTPHandler {
         upstreamAuthority = urls.first.map { UpstreamServer(host: $0.host, port: $0.port, tls: $0.tls).authority } ?? ""
         maxBufferedBodyBytes = upstream.maxBufferedBodyBytes
         maxDecodedBodyBytes = upstream.maxDecodedBodyBytes
+        forwardTrace = upstream.forwardTrace
         self.logger = logger
     }
 
@@ -62,11 +67,17 @@ public final class ReverseProxyHandler: HTTPHandler {
     }
 
     public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+        let maxForwards: Int?
+        switch ProxyMethodRules.decide(request, forwardTrace: forwardTrace) {
+        case .respond(let response): return respond(response)
+        case .forward(let remaining): maxForwards = remaining
+        }
         let context = ProxyRequestHeaders.Context(
             clientAddress: request.remoteAddress, scheme: request.head.scheme ?? "http",
             protocolVersion: request.version == .http1_1 ? "1.1" : "\(request.version.major).\(request.version.minor)",
             upstreamAuthority: upstreamAuthority)
-        let head = ProxyRequestHeaders.make(request.head, context: context, policy: policy)
+        var head = ProxyRequestHeaders.make(request.head, context: context, policy: policy)
+        if let maxForwards { head.headerFields[.maxForwards] = String(maxForwards) }
         let fields = request.head.headerFields
         let body: HTTPClientRequestBody
         if let stream = request.bodyStream {
