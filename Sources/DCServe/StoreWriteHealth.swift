@@ -14,6 +14,9 @@ public final class StoreWriteHealth: Sendable {
         var lastError = ""
         var lastLogged: ContinuousClock.Instant?
         var suppressed = 0
+        /// The store said it was unreachable at the last look: when it no longer does, failures seen
+        /// meanwhile are forgotten (writes are expected to work again).
+        var sawUnavailable = false
     }
 
     private let state = Mutex(State())
@@ -29,7 +32,27 @@ public final class StoreWriteHealth: Sendable {
     }
 
     /// Whether writes fail: the last one failed, or the store says it is unreachable.
-    public var isFailing: Bool { state.withLock { $0.failingSince != nil } || unavailable?() != nil }
+    public var isFailing: Bool {
+        let reason = reconcile()
+        return reason != nil || state.withLock { $0.failingSince != nil }
+    }
+
+    /// The store's own unavailability, now; a reconnection clears the failures seen while it was away.
+    private func reconcile() -> String? {
+        guard let unavailable else { return nil }
+        let reason = unavailable()
+        state.withLock { s in
+            if reason != nil {
+                s.sawUnavailable = true
+            } else if s.sawUnavailable {
+                s.sawUnavailable = false
+                s.failingSince = nil
+                s.suppressed = 0
+                s.lastLogged = nil
+            }
+        }
+        return reason
+    }
 
     /// Notes a failed write; logs it unless another was logged within `logInterval`.
     public func failed(_ error: String, logger: Logger, message: Logger.Message, metadata: Logger.Metadata = [:]) {
@@ -66,7 +89,7 @@ public final class StoreWriteHealth: Sendable {
 
     /// Why `/readyz` is degraded, or nil.
     public func degradation() -> String? {
-        if let reason = unavailable?() { return reason }
+        if let reason = reconcile() { return reason }
         return state.withLock { s in
             guard let since = s.failingSince else { return nil }
             return "dictionary store writes failing for \(Int(Date().timeIntervalSince(since))) s (\(s.lastError)); new dictionaries are not advertised"

@@ -172,6 +172,7 @@ def test_startup_precompression_serves_best_level_deltas_at_once(dcserve_bin, co
     (os_root / "static/app.v1.js").unlink()
     (os_root / "static/app.v2.js").write_bytes(V2)  # redeploy
     cfg["compression"]["precompress"] = True
+    cfg["compression"]["serverTiming"] = True  # names the variant's level (the ETag does not)
     config.write_text(json.dumps(cfg))
     with DCServe(dcserve_bin, ["--config", str(config)]) as s:
         deadline = time.monotonic() + 30
@@ -185,7 +186,7 @@ def test_startup_precompression_serves_best_level_deltas_at_once(dcserve_bin, co
         assert done, "start-up precompression did not run"
         for coding, level in (("dcz", 19), ("dcb", 11)):
             _, h, _ = s.get("/static/app.v2.js", {"Accept-Encoding": coding, "Available-Dictionary": available(V1)})
-            assert h["Content-Encoding"] == coding and f"-{coding}{level}-" in h["ETag"], h["ETag"]
+            assert h["Content-Encoding"] == coding and f'desc="{coding}-{level} cached"' in h["Server-Timing"], dict(h)
         m = scrape(s)
         assert value(m, "dcserve_variant_cache_lookups_total", result="hit") == 2
         assert value(m, "dcserve_variant_cache_lookups_total", result="miss") == 0
