@@ -31,7 +31,7 @@ export DCSERVE_BIN := $(DCSERVE)
 export DCSERVE_BROTLI_CLI := $(BROTLI_CLI)
 
 .PHONY: deps deps-test build serve test unit-test integration-test fuzz fuzz-smoke bench bench-smoke clean \
-	fuzz-response-parser
+	fuzz-response-parser client-e2e
 
 deps:
 	@scripts/install-system-deps.sh build
@@ -62,8 +62,13 @@ unit-test: deps-test
 	  DCSERVE_TEST_PG_URL=$$url swift test --skip-build; rc=$$?; \
 	  scripts/throwaway-postgres.sh stop $(ROOT)/.build/pg/unit; exit $$rc
 
-integration-test: deps-test build
+integration-test: deps-test build client-e2e
 	$(VENV)/bin/python -m pytest -q Tests/integration
+
+# The Swift driver of Tests/integration/test_client_end_to_end.py (the portable client through its
+# AsyncHTTPClient and URLSession paths); a debug build, like the unit tests'.
+client-e2e: deps
+	swift build --product dictionary-client-e2e
 
 test: unit-test integration-test fuzz-smoke bench-smoke
 

@@ -4,11 +4,17 @@
 // Build through the Makefile (`make build`, `make test`): it installs the system libraries, builds
 // brotli >= 1.1 into .deps/brotli and points PKG_CONFIG_PATH at it. A plain `swift build` without
 // that environment stops with an #error from CBrotli's shim naming the fix.
+//
+// The app-facing products (DictionaryClient, DictionaryClientURLSession) need none of that: their
+// closure is Swift, Foundation, swift-http-types, swift-http-structured-headers, swift-crypto and
+// PortableZstd (checked by Tests/integration/test_client_closure.py). An app adds this package and
+// links only those products; SwiftPM then builds no system-library target.
 import PackageDescription
 
 let package = Package(
     name: "dcserve",
-    platforms: [.macOS(.v15)],
+    // The server targets are Linux-only in practice; the client products build on every platform listed.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .executable(name: "dcserve", targets: ["dcserve"]),
         .library(name: "DictionaryCodec", targets: ["DictionaryCodec"]),
@@ -18,7 +24,12 @@ let package = Package(
         .library(name: "DictionaryTransport", targets: ["DictionaryTransport"]),
         .library(name: "DCServe", targets: ["DCServe"]),
         .library(name: "DictionaryStorePostgres", targets: ["DictionaryStorePostgres"]),
+        // The app's client: portable core, URLSession integration (every platform), AsyncHTTPClient
+        // adapter (server-side Swift, Linux apps), system-library decoders (dcb/br/gzip; Linux).
         .library(name: "DictionaryClient", targets: ["DictionaryClient"]),
+        .library(name: "DictionaryClientURLSession", targets: ["DictionaryClientURLSession"]),
+        .library(name: "DictionaryClientAsyncHTTPClient", targets: ["DictionaryClientAsyncHTTPClient"]),
+        .library(name: "DictionaryClientSystemCodecs", targets: ["DictionaryClientSystemCodecs"]),
         // Pure-Swift zstd/dcz decoder: no dependencies, no C.
         .library(name: "PortableZstd", targets: ["PortableZstd"]),
         // The lab (a product so the parser fuzzer in Fuzz/DCServeFuzz can link it).
@@ -36,6 +47,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         // Shared dictionary store (issue #15).
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        // The client's SHA-256 (CryptoKit on Apple platforms).
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        // The client's adapter for server-side Swift.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // System-library shims. Link flags come from pkg-config only (no `link` lines in the maps).
@@ -45,9 +61,23 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CLinux"),
 
+        // Portable pieces shared by the server and the client (Swift and Foundation only):
+        // HTTP field-value splitting and HTTP dates; the dictionary-coding vocabulary (hash, coding
+        // tokens, dcb/dcz header, limits, errors); the RFC 9842 field models and URL patterns.
+        .target(name: "HTTPFieldValues"),
+        .target(name: "DictionaryCodecTypes"),
+        .target(
+            name: "DictionaryTransportFields",
+            dependencies: [
+                "DictionaryCodecTypes",
+                .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+
         .target(
             name: "DictionaryCodec",
-            dependencies: ["CZstd", "CBrotli", "COpenSSL", "CZlib"]
+            dependencies: ["DictionaryCodecTypes", "CZstd", "CBrotli", "COpenSSL", "CZlib"]
         ),
         // Zstandard (RFC 8878) and dcz (RFC 9842 §5) decoding in Swift only, for clients without libzstd.
         .target(name: "PortableZstd"),
@@ -56,6 +86,7 @@ let package = Package(
         .target(
             name: "HTTPCore",
             dependencies: [
+                "HTTPFieldValues",
                 "COpenSSL",
                 "CLinux",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -83,6 +114,7 @@ let package = Package(
         .target(
             name: "DictionaryTransport",
             dependencies: [
+                "DictionaryTransportFields",
                 "DictionaryCodec",
                 "HTTPCore",  // FieldValueMembers: field values split at separator bytes, as the wire has them
                 .product(name: "StructuredFieldValues", package: "swift-http-structured-headers"),
@@ -120,16 +152,55 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
-        // dclient: the client half of RFC 9842 (issue #17); never depends on the server.
+        // The client half of RFC 9842: portable (no system library, no C target, no HTTPCore); never
+        // depends on the server.
         .target(
             name: "DictionaryClient",
             dependencies: [
-                "HTTPCore",  // HTTPDate only: the fuzzed byte parser, not Foundation's DateFormatter
-                "DictionaryCodec",
-                "DictionaryTransport",
+                "HTTPFieldValues",
+                "DictionaryCodecTypes",
+                "DictionaryTransportFields",
+                "PortableZstd",
                 .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
+        ),
+        .target(
+            name: "DictionaryClientURLSession",
+            dependencies: [
+                "DictionaryClient",
+                "DictionaryTransportFields",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
+            ]
+        ),
+        .target(
+            name: "DictionaryClientAsyncHTTPClient",
+            dependencies: [
+                "DictionaryClient",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        // dcb/br/gzip (and dcz/zstd) through DictionaryCodec's system libraries, for Linux and `dcserve fetch`.
+        .target(
+            name: "DictionaryClientSystemCodecs",
+            dependencies: ["DictionaryClient", "DictionaryCodec", "DictionaryTransportFields"]
+        ),
+        // Drives the client end to end against a running dcserve (Tests/integration/test_client_end_to_end.py).
+        .executableTarget(
+            name: "dictionary-client-e2e",
+            dependencies: [
+                "DictionaryClient",
+                "DictionaryClientURLSession",
+                "DictionaryClientAsyncHTTPClient",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Tests/DictionaryClientEndToEnd"
         ),
         // The RFC 9842 client conformance lab (issue #18 items 3–4): scenarios, plan, grading, pages.
         .target(
@@ -151,6 +222,7 @@ let package = Package(
                 "DictionaryTransport",
                 "DictionaryClient",
                 "PortableZstd",
+                "DictionaryClientSystemCodecs",
                 "HTTPClient",
                 "HTTPCore",
                 "COpenSSL",
@@ -185,7 +257,9 @@ let package = Package(
         .testTarget(name: "DCServeLabTests", dependencies: [
             "DCServeLab", "DictionaryCodec", "HTTPServer", .product(name: "PropertyBased", package: "swift-property-based"),
         ]),
-        .testTarget(name: "DictionaryClientTests", dependencies: ["DictionaryClient", "DictionaryCodec", "DictionaryTransport"]),
+        .testTarget(name: "DictionaryClientTests", dependencies: [
+            "DictionaryClient", "DictionaryClientSystemCodecs", "DictionaryCodec", "DictionaryTransport",
+        ]),
         // DictionaryCodec (libzstd) is the reference the pure-Swift decoder is compared with.
         .testTarget(name: "PortableZstdTests", dependencies: ["PortableZstd", "DictionaryCodec"]),
     ],

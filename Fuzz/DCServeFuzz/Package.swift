@@ -30,6 +30,7 @@ let package = Package(
                 .product(name: "DCServe", package: "dcserve"),
                 .product(name: "DCServeLab", package: "dcserve"),
                 .product(name: "DictionaryClient", package: "dcserve"),
+                .product(name: "DictionaryClientSystemCodecs", package: "dcserve"),
                 .product(name: "HTTPServer", package: "dcserve"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]

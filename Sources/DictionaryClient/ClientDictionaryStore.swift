@@ -1,14 +1,18 @@
-import DictionaryCodec
-import DictionaryTransport
+import DictionaryCodecTypes
+import DictionaryTransportFields
 import Foundation
 
 /// The client's dictionaries: metadata plus bytes, in memory or in a directory, partitioned by a
 /// caller-given key, bounded by ``ClientStoreLimits``.
 ///
+/// Where it lives is the app's choice: ``Location/memory``, or a directory — normally under the app's
+/// caches directory (``Location/caches(_:)``), which the system may purge: the store then starts
+/// empty, as after a logout.
+///
 /// On disk: `DIR/index.json` (every ``StoredDictionary``, rewritten atomically after each change) and
 /// `DIR/bodies/<digest of the entry key>.dict`, each written atomically; bytes are re-hashed every time
 /// they are loaded, and an entry whose bytes do not match is removed. Entries whose body file is
-/// missing are dropped when the index is read. The directory is created with mode 0700.
+/// missing are dropped when the index is read. The directory is created with mode 0700, files 0600.
 ///
 /// Thread-safety: every method may be called from any thread; one lock serialises them (file I/O
 /// included — the store is not on a hot path). Two processes sharing one directory are not
@@ -17,6 +21,13 @@ public final class ClientDictionaryStore: Sendable {
     public enum Location: Sendable, Hashable {
         case memory
         case directory(String)
+
+        /// `name` inside the user's caches directory (an app's `Library/Caches` on Apple platforms,
+        /// `~/.cache` on Linux); nil when the system names none.
+        public static func caches(_ name: String) -> Location? {
+            guard let caches = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first else { return nil }
+            return .directory(caches.appendingPathComponent(name, isDirectory: true).path)
+        }
     }
 
     public let location: Location
@@ -35,16 +46,13 @@ public final class ClientDictionaryStore: Sendable {
         self.location = location
         self.limits = limits
         guard case .directory(let dir) = location else { return }
-        do {
-            try FileManager.default.createDirectory(atPath: dir + "/bodies", withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
-        } catch { throw .storage("cannot create \(dir): \(error.localizedDescription)") }
-        chmod(dir, 0o700)
-        if let bytes = AtomicFile.read(dir + "/index.json"),
+        try ClientStoreFiles.makePrivateDirectory(dir)
+        try ClientStoreFiles.makePrivateDirectory(dir + "/bodies")
+        if let bytes = ClientStoreFiles.read(dir + "/index.json"),
            let list = try? Self.decoder.decode([StoredDictionary].self, from: Data(bytes)) {
             state.withLock { s in
                 for entry in list where DictionaryHash(hex: entry.hashHex) != nil
-                    && FileManager.default.fileExists(atPath: bodyPath(entry.key)) {
+                    && ClientStoreFiles.exists(bodyPath(entry.key)) {
                     s.entries[entry.key] = entry
                 }
             }
@@ -80,14 +88,14 @@ public final class ClientDictionaryStore: Sendable {
 
     /// The verified bytes of `entry`: re-hashed on every load. A mismatch or missing file removes the
     /// entry and throws ``DictionaryClientError/storedDictionaryCorrupt(expected:)``.
-    public func dictionary(for entry: StoredDictionary) throws(DictionaryClientError) -> CompressionDictionary {
-        try state.withLock { (s: inout State) -> Result<CompressionDictionary, DictionaryClientError> in
+    public func dictionary(for entry: StoredDictionary) throws(DictionaryClientError) -> DictionaryBytes {
+        try state.withLock { (s: inout State) -> Result<DictionaryBytes, DictionaryClientError> in
             let bytes: [UInt8]?
             switch location {
             case .memory: bytes = s.memoryBodies[entry.key]
-            case .directory: bytes = AtomicFile.read(bodyPath(entry.key))
+            case .directory: bytes = ClientStoreFiles.read(bodyPath(entry.key))
             }
-            if let bytes, let dictionary = CompressionDictionary(bytes: bytes, expectedHash: entry.hash) {
+            if let bytes, let dictionary = DictionaryBytes(bytes, expectedHash: entry.hash) {
                 return .success(dictionary)
             }
             s.entries[entry.key] = nil
@@ -156,7 +164,7 @@ public final class ClientDictionaryStore: Sendable {
     private func removeBody(_ s: inout State, _ key: StoredDictionary.Key) {
         switch location {
         case .memory: s.memoryBodies[key] = nil
-        case .directory: unlink(bodyPath(key))
+        case .directory: ClientStoreFiles.remove(bodyPath(key))
         }
     }
 
@@ -167,14 +175,8 @@ public final class ClientDictionaryStore: Sendable {
         try writePrivately([UInt8](data), to: dir + "/index.json")
     }
 
-    /// Durable atomic write (DictionaryTransport's `AtomicFile`), owner-only: a client's dictionaries are
-    /// its own responses.
     private func writePrivately(_ bytes: [UInt8], to path: String) throws(DictionaryClientError) {
-        do {
-            try AtomicFile.writeAtomically(bytes, to: path, permissions: 0o600)
-        } catch {
-            throw .storage(error.message)
-        }
+        try ClientStoreFiles.write(bytes, to: path)
     }
 
     private func bodyPath(_ key: StoredDictionary.Key) -> String {

@@ -1,4 +1,4 @@
-import DictionaryTransport
+import DictionaryTransportFields
 
 /// An absolute request URL as the dictionary client sees it: origin (scheme, host, port) and the
 /// percent-encoded path with query. A value type, thread-safe.

@@ -1,13 +1,17 @@
-import DictionaryCodec
-import DictionaryTransport
+import DictionaryCodecTypes
+import DictionaryTransportFields
 import Foundation
-import HTTPCore
+import HTTPFieldValues
 import HTTPTypes
 
 /// The client half of RFC 9842, independent of any transport: ``prepare(url:destination:partition:fields:)``
-/// decorates a request (one `Available-Dictionary`, `Dictionary-ID`, `dcb, dcz` in `Accept-Encoding`),
-/// ``process(_:for:)`` decodes the response against the dictionary named and registers any dictionary
-/// the response carries.
+/// decorates a request (one `Available-Dictionary`, `Dictionary-ID`, the dictionary codings its
+/// decoders handle in `Accept-Encoding`), ``process(_:for:)`` decodes the response against the
+/// dictionary named, registers any dictionary the response carries and measures the exchange.
+/// Transports (``DictionaryHTTPSession``, the AsyncHTTPClient and URLSession adapters) wrap it.
+///
+/// Accounts: the `partition` of each call separates accounts (dictionaries never cross partitions);
+/// ``clear(account:)`` forgets one account's dictionaries, e.g. on logout.
 ///
 /// Thread-safety: `Sendable`; every method may be called concurrently from any thread (state lives in
 /// the ``ClientDictionaryStore``, which serialises access). The `async` variants do the same work and
@@ -17,31 +21,39 @@ public final class DictionaryClient: Sendable {
     public let store: ClientDictionaryStore
     /// Largest decoded response body accepted (decompression-bomb guard).
     public let maxDecodedBytes: Int
-    /// `Accept-Encoding` sent when the caller gives none (without dcb/dcz; those are added only when a
-    /// dictionary is named).
-    public let defaultAcceptEncoding: String
+    /// The decoders; they decide what `Accept-Encoding` offers.
+    public let decoders: ResponseDecoders
     /// Optional background fetching of `Link: rel="compression-dictionary"`.
     public let linkQueue: DictionaryLinkQueue?
     private let now: @Sendable () -> Date
 
     public init(
-        store: ClientDictionaryStore, maxDecodedBytes: Int = 256 << 20,
-        defaultAcceptEncoding: String = "gzip, br, zstd", linkQueue: DictionaryLinkQueue? = nil,
-        now: @escaping @Sendable () -> Date = { Date() }
+        store: ClientDictionaryStore, decoders: ResponseDecoders = .portable, maxDecodedBytes: Int = 256 << 20,
+        linkQueue: DictionaryLinkQueue? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.store = store
+        self.decoders = decoders
         self.maxDecodedBytes = maxDecodedBytes
-        self.defaultAcceptEncoding = defaultAcceptEncoding
         self.linkQueue = linkQueue
         self.now = now
+    }
+
+    /// `Accept-Encoding` sent when the caller gives none: the decoders' plain codings (dcb/dcz are
+    /// added only when a dictionary is named).
+    public var defaultAcceptEncoding: String { decoders.plainCodings.map(\.rawValue).joined(separator: ", ") }
+
+    /// Forgets every dictionary of `account` (the partition its requests used), e.g. on logout.
+    public func clear(account: String) throws(DictionaryClientError) {
+        try store.clear(partition: account)
     }
 
     // MARK: - Requests
 
     /// Decorates `fields` for a request to `url`. `destination` is the Fetch destination (`""` for an
     /// API call, `document`, `script`, …); `partition` separates accounts. Caller-supplied
-    /// `Available-Dictionary` / `Dictionary-ID` fields are replaced, and `dcb`/`dcz` are removed from a
-    /// caller-supplied `Accept-Encoding` unless a dictionary is named.
+    /// `Available-Dictionary` / `Dictionary-ID` fields are replaced; from a caller-supplied
+    /// `Accept-Encoding`, codings no decoder handles (and `*`) are removed, and `dcb`/`dcz` too unless a
+    /// dictionary is named.
     public func prepare(
         url: String, destination: String = "", partition: String = "", fields: HTTPFields = HTTPFields()
     ) throws(DictionaryClientError) -> PreparedDictionaryRequest {
@@ -56,16 +68,21 @@ public final class DictionaryClient: Sendable {
         out[.availableDictionary] = nil
         out[.dictionaryID] = nil
         let given = out[values: .acceptEncoding].joined(separator: ", ")
+        let plain = Set(decoders.plainCodings)
         var tokens = (given.isEmpty ? defaultAcceptEncoding : given).fieldMembers(separatedBy: ",")
             .filter { token in
                 let name = (token.fieldPair(separatedBy: ";", omittingEmpty: false).first ?? "").lowercased()
-                return !token.isEmpty && name != "dcb" && name != "dcz"
+                guard !token.isEmpty else { return false }
+                if name == "identity" { return true }
+                return ContentCoding(token: name).map(plain.contains) ?? false
             }.map(String.init)
         var chosen: DictionarySelector.Choice?
-        var dictionary: CompressionDictionary?
+        var dictionary: DictionaryBytes?
         var reason: String
         if !target.isSecureContext {
             reason = "no dictionary: \(target.origin) is not a secure context (HTTPS or loopback only)"
+        } else if decoders.dictionaryCodings.isEmpty {
+            reason = "no dictionary: no decoder for dcb or dcz"
         } else {
             let date = now()
             var entries = store.entries(partition: partition)
@@ -84,14 +101,15 @@ public final class DictionaryClient: Sendable {
                 }
             }
         }
-        if let chosen, let dictionary {
+        if let chosen, let dictionary, !decoders.dictionaryCodings.isEmpty {
             out[.availableDictionary] = AvailableDictionary(hash: dictionary.hash).fieldValue
             if let id = chosen.dictionary.id, let parsed = DictionaryID(id), !id.isEmpty {
                 out[.dictionaryID] = parsed.fieldValue
             }
-            tokens += ["dcb", "dcz"]
+            tokens += decoders.dictionaryCodings.map(\.rawValue)
         }
-        out[.acceptEncoding] = tokens.joined(separator: ", ")
+        // Nothing decodable left: say identity outright (an empty value means the same, less plainly).
+        out[.acceptEncoding] = tokens.isEmpty ? "identity" : tokens.joined(separator: ", ")
         return PreparedDictionaryRequest(
             target: target, destination: destination, partition: partition, fields: out,
             dictionary: dictionary, chosen: chosen?.dictionary, reason: reason,
@@ -120,8 +138,11 @@ public final class DictionaryClient: Sendable {
         _ response: ClientResponse, for request: PreparedDictionaryRequest
     ) throws(DictionaryClientError) -> ProcessedResponse {
         let codings = ResponseBodyDecoder.codings(response.fields)
+        let clock = ContinuousClock()
+        let started = clock.now
         let body = try ResponseBodyDecoder.decode(
-            response.body, codings: codings, advertised: request.dictionary, maxOutput: maxDecodedBytes)
+            response.body, codings: codings, advertised: request.dictionary, decoders: decoders, maxOutput: maxDecodedBytes)
+        let decodeDuration = codings.isEmpty ? .zero : clock.now - started
         let date = now()
         var registration: RegistrationResult?
         switch DictionaryRegistrar.evaluate(
@@ -148,9 +169,17 @@ public final class DictionaryClient: Sendable {
             for link in links { linkQueue.enqueue(link, partition: request.partition) }
         }
         let usedDictionary = codings.contains { ContentCoding(token: $0)?.usesDictionary == true } ? request.dictionary?.hash : nil
+        let use: DictionaryUse
+        if let usedDictionary { use = .used(hash: usedDictionary, id: request.chosen?.id) }
+        else if let offered = request.dictionary { use = .notUsedByServer(offered: offered.hash) }
+        else { use = .notOffered(reason: request.reason) }
+        let measurement = ResponseMeasurement(
+            wireBytes: response.body.count, decodedBytes: body.count, contentCodings: codings, dictionary: use,
+            decodeDuration: decodeDuration)
         return ProcessedResponse(
             status: response.status, fields: response.fields, body: body, wireByteCount: response.body.count,
-            contentCodings: codings, decodedWith: usedDictionary, registration: registration, dictionaryLinks: links)
+            contentCodings: codings, decodedWith: usedDictionary, registration: registration, dictionaryLinks: links,
+            measurement: measurement)
     }
 
     public func process(
@@ -169,7 +198,7 @@ public struct PreparedDictionaryRequest: Sendable {
     /// The fields to send (the caller's, plus Available-Dictionary, Dictionary-ID, Accept-Encoding).
     public let fields: HTTPFields
     /// The dictionary named in `Available-Dictionary`, nil when none.
-    public let dictionary: CompressionDictionary?
+    public let dictionary: DictionaryBytes?
     public let chosen: StoredDictionary?
     /// Why this dictionary (or none) was named.
     public let reason: String
@@ -213,4 +242,6 @@ public struct ProcessedResponse: Sendable {
     /// Same-origin `Link: rel="compression-dictionary"` targets (already queued when the client has a
     /// link queue).
     public let dictionaryLinks: [ClientRequestTarget]
+    /// Wire and decoded sizes, the dictionary used (or why none), decode time.
+    public let measurement: ResponseMeasurement
 }

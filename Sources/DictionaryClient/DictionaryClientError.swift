@@ -1,4 +1,4 @@
-import DictionaryCodec
+import DictionaryCodecTypes
 
 /// Why the client refused a request or dropped a response (RFC 9842 §9.3: a response that cannot be
 /// decoded with the dictionary named is dropped, never retried silently, never passed on as garbage).

@@ -1,6 +1,5 @@
-import DictionaryTransport
 import Foundation
-import HTTPCore
+import HTTPFieldValues
 import HTTPTypes
 
 /// How long a dictionary response may be used, decided once at registration (Chromium, measured;
@@ -80,7 +79,7 @@ struct CacheControl {
 }
 
 /// Parses IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the only HTTP-date form senders generate,
-/// with HTTPCore's byte parser (Foundation's DateFormatter traps on some non-ASCII input: an
+/// with the shared byte parser (HTTPFieldValues) (Foundation's DateFormatter traps on some non-ASCII input: an
 /// upstream's `Date` of `Sun, 06 Nov 1` + bytes 0xDF 0xAD… crashed `dcserve fetch`).
 enum HTTPDateParser {
     static func parse(_ text: String) -> Date? {

@@ -1,4 +1,4 @@
-import DictionaryTransport
+import DictionaryTransportFields
 /// Fetches a dictionary announced by `Link: rel="compression-dictionary"`: implemented by the
 /// transport adapter, which sends a GET for `target` (prepared with ``DictionaryClient/prepare(url:destination:partition:fields:)``
 /// like any request) and hands the response to ``DictionaryClient/process(_:for:)``, which registers it.

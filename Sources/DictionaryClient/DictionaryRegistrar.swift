@@ -1,5 +1,5 @@
-import DictionaryCodec
-import DictionaryTransport
+import DictionaryCodecTypes
+import DictionaryTransportFields
 import Foundation
 import HTTPTypes
 import RawStructuredFieldValues
@@ -51,7 +51,7 @@ public enum DictionaryRegistrar {
         case .notStorable(let reason):
             return .rejected(reason)
         case .storable(let seconds):
-            let hash = SHA256.hash(decodedBody)
+            let hash = DictionaryBytes.sha256(decodedBody)
             let id = header.id?.value
             return .accepted(StoredDictionary(
                 partition: partition, origin: target.origin, sourceURL: target.description, match: header.match,

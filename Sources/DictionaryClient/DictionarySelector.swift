@@ -1,4 +1,4 @@
-import DictionaryTransport
+import DictionaryTransportFields
 import Foundation
 
 /// Chooses the one dictionary a request advertises (RFC 9842 §2.2.3). Pure; thread-safe.

@@ -1,10 +1,10 @@
-import DictionaryCodec
-import HTTPCore
+import DictionaryCodecTypes
+import HTTPFieldValues
 import HTTPTypes
 
 /// Removes a response's content codings (`Content-Encoding`, applied in order, so undone in reverse)
-/// with RFC limits: dcz windows up to max(8 MiB, 1.25 × dictionary) capped at 128 MiB, dcb and br
-/// 16 MiB, zstd 8 MiB (the codec's standard limits), and at most `maxOutput` decoded bytes.
+/// with the client's ``ResponseDecoders`` and RFC limits: dcz windows up to max(8 MiB, 1.25 ×
+/// dictionary) capped at 128 MiB, dcb and br 16 MiB, zstd 8 MiB, and at most `maxOutput` decoded bytes.
 ///
 /// A dcb/dcz body must name, in its 36/40-byte header, exactly the dictionary the request advertised:
 /// anything else is a typed ``DictionaryClientError``. Pure; thread-safe.
@@ -18,14 +18,14 @@ public enum ResponseBodyDecoder {
     }
 
     public static func decode(
-        _ body: [UInt8], codings names: [String], advertised: CompressionDictionary?, maxOutput: Int
+        _ body: [UInt8], codings names: [String], advertised: DictionaryBytes?, decoders: ResponseDecoders, maxOutput: Int
     ) throws(DictionaryClientError) -> [UInt8] {
         var bytes = body
         for name in names.reversed() {
-            guard let coding = ContentCoding(token: name), coding != .identity else {
+            guard let coding = ContentCoding(token: name), coding != .identity, let decoder = decoders.decoder(for: coding) else {
                 throw .unsupportedContentCoding(name)
             }
-            var dictionary: CompressionDictionary?
+            var dictionary: DictionaryBytes?
             if coding.usesDictionary {
                 guard let advertised else { throw .dictionaryCodingWithoutDictionary(coding) }
                 let header: DictionaryFrameHeader
@@ -44,11 +44,9 @@ public enum ResponseBodyDecoder {
                 dictionary = advertised
             }
             do {
-                bytes = try coding.decode(bytes, dictionary: dictionary, limits: DecodeLimits(maxOutput: maxOutput))
-            } catch let error as CodecError {
-                throw .decodeFailed(coding: coding, reason: error)
+                bytes = try decoder.decode(bytes, coding: coding, dictionary: dictionary, limits: DecodeLimits(maxOutput: maxOutput))
             } catch {
-                throw .decodeFailed(coding: coding, reason: .corrupt("\(error)"))
+                throw .decodeFailed(coding: coding, reason: error)
             }
         }
         return bytes

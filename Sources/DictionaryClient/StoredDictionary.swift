@@ -1,4 +1,4 @@
-import DictionaryCodec
+import DictionaryCodecTypes
 import Foundation
 
 /// What the client keeps about one registered dictionary (the bytes live in the store). Persisted as
@@ -57,7 +57,7 @@ public struct StoredDictionary: Codable, Hashable, Sendable {
         /// A file-name-safe digest of the key (SHA-256 hex).
         var fileName: String {
             let text = [partition, origin, match, matchDestinations.joined(separator: "\u{1}")].joined(separator: "\u{0}")
-            return SHA256.hash(Array(text.utf8)).hex
+            return DictionaryBytes.sha256(Array(text.utf8)).hex
         }
     }
 

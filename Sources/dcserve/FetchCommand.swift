@@ -1,5 +1,6 @@
 import ArgumentParser
 import DictionaryClient
+import DictionaryClientSystemCodecs
 import DictionaryCodec
 import Foundation
 import HTTPTypes
@@ -86,7 +87,7 @@ struct FetchCommand: ParsableCommand {
         let directory = store ?? Self.defaultStoreDirectory()
         let client: DictionaryClient
         do {
-            client = DictionaryClient(store: try ClientDictionaryStore(location: .directory(directory)))
+            client = DictionaryClient(store: try ClientDictionaryStore(location: .directory(directory)), decoders: .systemLibraries)
         } catch { throw CLIError("cannot open the dictionary store: \(error)") }
         client.store.removeExpired(now: Date())
         let transport: any FetchTransport = switch self.transport {

@@ -1,5 +1,6 @@
 import DCServeLab
 import DictionaryClient
+import DictionaryClientSystemCodecs
 import DictionaryCodec
 import Foundation
 import HTTPTypes
@@ -26,7 +27,7 @@ struct LabPlanRunner {
     func run() throws -> LabResults {
         let plan: LabPlan = try getJSON("/lab/plan.json")
         log("* lab run \(plan.run): \(plan.steps.count) steps")
-        let client = DictionaryClient(store: try ClientDictionaryStore(location: .memory))
+        let client = DictionaryClient(store: try ClientDictionaryStore(location: .memory), decoders: .systemLibraries)
         for step in plan.steps {
             switch step.kind {
             case "wait":

@@ -1,4 +1,5 @@
 import DictionaryClient
+import DictionaryClientSystemCodecs
 import DictionaryCodec
 import Foundation
 import HTTPTypes
@@ -33,7 +34,7 @@ func sampleText(_ seed: Int, count: Int) -> [UInt8] {
 }
 
 func memoryClient(_ clock: TestClock, limits: ClientStoreLimits = ClientStoreLimits()) throws -> DictionaryClient {
-    DictionaryClient(store: try ClientDictionaryStore(location: .memory, limits: limits), now: clock.function)
+    DictionaryClient(store: try ClientDictionaryStore(location: .memory, limits: limits), decoders: .systemLibraries, now: clock.function)
 }
 
 func temporaryDirectory() -> String {
@@ -62,5 +63,24 @@ extension ProcessedResponse {
     var rejection: String? {
         if case .rejected(let r) = registration { return r }
         return nil
+    }
+}
+
+/// The test encoders take DictionaryCodec's prepared dictionary; the client hands out its bytes.
+extension ContentCoding {
+    func encode(_ input: [UInt8], dictionary: DictionaryBytes, level: Int) throws -> [UInt8] {
+        try encode(input, dictionary: CompressionDictionary(bytes: dictionary.bytes), level: level)
+    }
+}
+
+extension DCZ {
+    static func encode(_ input: [UInt8], dictionary: DictionaryBytes, level: Int) throws -> [UInt8] {
+        try encode(input, dictionary: CompressionDictionary(bytes: dictionary.bytes), level: level)
+    }
+}
+
+extension DCB {
+    static func encode(_ input: [UInt8], dictionary: DictionaryBytes, level: Int) throws -> [UInt8] {
+        try encode(input, dictionary: CompressionDictionary(bytes: dictionary.bytes), level: level)
     }
 }

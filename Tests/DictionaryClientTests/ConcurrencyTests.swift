@@ -1,4 +1,5 @@
 import DictionaryClient
+import DictionaryClientSystemCodecs
 import DictionaryCodec
 import Foundation
 import HTTPTypes
@@ -24,7 +25,7 @@ struct TableFetcher: DictionaryLinkFetcher {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let clock = TestClock()
         let store = try ClientDictionaryStore(location: .directory(dir), limits: ClientStoreLimits(maxCount: 8))
-        let client = DictionaryClient(store: store, now: clock.function)
+        let client = DictionaryClient(store: store, decoders: .systemLibraries, now: clock.function)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in 0..<8 {
                 group.addTask {
@@ -52,10 +53,10 @@ struct TableFetcher: DictionaryLinkFetcher {
     @Test func linkQueueFetchesInTheBackgroundAndIsBounded() async throws {
         let clock = TestClock()
         let store = try ClientDictionaryStore(location: .memory)
-        let plain = DictionaryClient(store: store, now: clock.function)
+        let plain = DictionaryClient(store: store, decoders: .systemLibraries, now: clock.function)
         let fetcher = TableFetcher(client: plain, table: ["/d/news.dict": bytes("news dictionary")])
         let queue = DictionaryLinkQueue(fetcher: fetcher, maxPending: 2, maxConcurrent: 1)
-        let client = DictionaryClient(store: store, linkQueue: queue, now: clock.function)
+        let client = DictionaryClient(store: store, decoders: .systemLibraries, linkQueue: queue, now: clock.function)
         let request = try await client.prepare(url: "https://example.com/news/today")
         _ = try await client.process(ClientResponse(status: 200, fields: fields(
             ("link", #"</d/news.dict>; rel="compression-dictionary", </d/missing1>; rel="compression-dictionary", </d/missing2>; rel="compression-dictionary""#)),

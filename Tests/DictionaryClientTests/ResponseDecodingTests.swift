@@ -1,4 +1,5 @@
 import DictionaryClient
+import DictionaryClientSystemCodecs
 import DictionaryCodec
 import Foundation
 import HTTPTypes
@@ -163,7 +164,7 @@ import Testing
 
     @Test func decodedSizeLimitIsEnforced() throws {
         let store = try ClientDictionaryStore(location: .memory)
-        let client = DictionaryClient(store: store, maxDecodedBytes: 1000, now: clock.function)
+        let client = DictionaryClient(store: store, decoders: .systemLibraries, maxDecodedBytes: 1000, now: clock.function)
         let request = try client.prepare(url: "https://example.com/x")
         let body = try Zstd.encode([UInt8](repeating: 0, count: 100_000), level: 3)
         #expect(throws: DictionaryClientError.decodeFailed(coding: .zstd, reason: .outputLimitExceeded(limit: 1000))) {

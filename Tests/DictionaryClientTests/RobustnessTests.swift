@@ -1,4 +1,5 @@
 import DictionaryClient
+import DictionaryClientSystemCodecs
 import DictionaryCodec
 import Foundation
 import HTTPTypes

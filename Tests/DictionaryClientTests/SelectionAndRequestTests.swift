@@ -1,4 +1,5 @@
 import DictionaryClient
+import DictionaryClientSystemCodecs
 import DictionaryCodec
 import DictionaryTransport
 import Foundation
@@ -107,7 +108,7 @@ import Testing
     @Test func insecureContextNeverAdvertises() throws {
         let clock = TestClock()
         let store = try ClientDictionaryStore(location: .memory)
-        let client = DictionaryClient(store: store, now: clock.function)
+        let client = DictionaryClient(store: store, decoders: .systemLibraries, now: clock.function)
         // A dictionary recorded for a plain-HTTP remote origin (e.g. by an older version) is not used.
         try store.insert(StoredDictionary(
             partition: "", origin: "http://example.com", sourceURL: "http://example.com/d", match: "/*",

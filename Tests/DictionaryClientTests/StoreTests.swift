@@ -1,4 +1,5 @@
 import DictionaryClient
+import DictionaryClientSystemCodecs
 import DictionaryCodec
 import Foundation
 import HTTPTypes
@@ -18,10 +19,10 @@ import Testing
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         do {
-            let client = DictionaryClient(store: try ClientDictionaryStore(location: .directory(dir)), now: clock.function)
+            let client = DictionaryClient(store: try ClientDictionaryStore(location: .directory(dir)), decoders: .systemLibraries, now: clock.function)
             try register(client, url: "https://example.com/a/d", body: bytes("persisted"), useAsDictionary: #"match="/a/*", id="p""#)
         }
-        let reopened = DictionaryClient(store: try ClientDictionaryStore(location: .directory(dir)), now: clock.function)
+        let reopened = DictionaryClient(store: try ClientDictionaryStore(location: .directory(dir)), decoders: .systemLibraries, now: clock.function)
         let r = try reopened.prepare(url: "https://example.com/a/x")
         #expect(r.dictionary?.bytes == bytes("persisted"))
         #expect(r.fields[.dictionaryID] == "\"p\"")
@@ -40,7 +41,7 @@ import Testing
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = try ClientDictionaryStore(location: .directory(dir))
-        let client = DictionaryClient(store: store, now: clock.function)
+        let client = DictionaryClient(store: store, decoders: .systemLibraries, now: clock.function)
         try register(client, url: "https://example.com/a/d", body: bytes("original bytes"), useAsDictionary: #"match="/a/*""#)
         let bodies = try FileManager.default.contentsOfDirectory(atPath: dir + "/bodies")
         #expect(bodies.count == 1)

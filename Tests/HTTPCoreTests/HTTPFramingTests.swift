@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import HTTPCore
 
@@ -8,6 +9,24 @@ struct HTTPFramingTests {
         #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == 784111777)
         #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == nil)
         for t in [0, 951782400, 1_700_000_000, 4_102_444_800] { #expect(HTTPDate.parse(HTTPDate.format(t)) == t) }
+    }
+
+    /// The pure-Swift formatter (no gmtime_r) agrees with Foundation's, weekday included, from 1970 to
+    /// past 2100 (leap years, century rules) and at each second of a day's edges.
+    @Test func httpDateFormatMatchesFoundation() {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        var t = 0
+        while t < 4_200_000_000 {
+            #expect(HTTPDate.format(t) == formatter.string(from: Date(timeIntervalSince1970: TimeInterval(t))), "\(t)")
+            #expect(HTTPDate.parse(HTTPDate.format(t)) == t)
+            t += 3_999_937  // about 46 days, coprime with a day and a week
+        }
+        for t in [86_399, 86_400, 951_868_799, 951_868_800, 4_107_542_399, 4_107_542_400] {
+            #expect(HTTPDate.format(t) == formatter.string(from: Date(timeIntervalSince1970: TimeInterval(t))), "\(t)")
+        }
     }
 
     @Test func chunkFraming() {

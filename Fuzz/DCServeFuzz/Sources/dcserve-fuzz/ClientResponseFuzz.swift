@@ -1,4 +1,5 @@
 import DictionaryClient
+import DictionaryClientSystemCodecs
 import DictionaryCodec
 import DictionaryTransport
 import Foundation
@@ -18,7 +19,8 @@ import HTTPTypes
 // an accepted dictionary has the body's size and hash, a positive lifetime, a match that parses
 // against the URL, and only known destinations.
 
-let clientDictionary = CompressionDictionary(bytes: Array(repeating: Array("dcserve client fuzz dictionary: function export const return ".utf8), count: 4).joined())
+let clientDictionary = DictionaryBytes(Array(Array(repeating: Array("dcserve client fuzz dictionary: function export const return ".utf8), count: 4).joined()))
+let clientDecoders = ResponseDecoders.systemLibraries
 let clientDefaultTarget = ClientRequestTarget(url: "https://example.com/static/app.v1.js")!
 let clientNow = Date(timeIntervalSince1970: 1_790_000_000)
 let clientMaxOutput = 1 << 20
@@ -51,13 +53,13 @@ func fuzzClientResponse(_ bytes: [UInt8]) {
     // the advertised dictionary, so the fuzzer reaches the codecs behind the header check.
     let codings = ResponseBodyDecoder.codings(fields)
     var decoded = body
-    if let out = try? ResponseBodyDecoder.decode(body, codings: codings, advertised: clientDictionary, maxOutput: clientMaxOutput) {
+    if let out = try? ResponseBodyDecoder.decode(body, codings: codings, advertised: clientDictionary, decoders: clientDecoders, maxOutput: clientMaxOutput) {
         precondition(out.count <= clientMaxOutput || codings.isEmpty, "decoded past the limit")
         decoded = out
     }
     if let last = codings.last, let coding = ContentCoding(token: last), coding.usesDictionary {
         let framed = DictionaryFrameHeader(coding: coding, hash: clientDictionary.hash).bytes + body
-        if let out = try? ResponseBodyDecoder.decode(framed, codings: codings, advertised: clientDictionary, maxOutput: clientMaxOutput) {
+        if let out = try? ResponseBodyDecoder.decode(framed, codings: codings, advertised: clientDictionary, decoders: clientDecoders, maxOutput: clientMaxOutput) {
             precondition(out.count <= clientMaxOutput, "decoded past the limit")
             decoded = out
         }

@@ -16,7 +16,7 @@ package struct FieldValueMembers: Sequence, IteratorProtocol {
     /// Where the next member starts; nil after the last.
     private var position: Substring.Index?
 
-    init(_ value: Substring, separator: Unicode.Scalar, maxSplits: Int, omittingEmpty: Bool, trimmingOWS: Bool) {
+    package init(_ value: Substring, separator: Unicode.Scalar, maxSplits: Int, omittingEmpty: Bool, trimmingOWS: Bool) {
         precondition(separator.isASCII && maxSplits >= 0, "an ASCII separator and a non-negative maxSplits")
         self.value = value
         self.separator = UInt8(ascii: separator)

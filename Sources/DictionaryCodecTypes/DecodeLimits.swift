@@ -31,17 +31,17 @@ public struct DecodeLimits: Sendable, Hashable {
         }
     }
 
-    func effectiveMaxWindowLog(for coding: ContentCoding, dictionarySize: Int = 0) -> Int {
+    package func effectiveMaxWindowLog(for coding: ContentCoding, dictionarySize: Int = 0) -> Int {
         maxWindowLog ?? Self.standardMaxWindowLog(for: coding, dictionarySize: dictionarySize)
     }
 }
 
 /// ceil(log2(n)) for n ≥ 1 (0 for n ≤ 1).
-func ceilLog2(_ n: Int) -> Int {
+package func ceilLog2(_ n: Int) -> Int {
     n <= 1 ? 0 : Int.bitWidth - (n - 1).leadingZeroBitCount
 }
 
 /// floor(log2(n)) for n ≥ 1 (0 for n ≤ 1).
-func floorLog2(_ n: Int) -> Int {
+package func floorLog2(_ n: Int) -> Int {
     n <= 1 ? 0 : Int.bitWidth - 1 - n.leadingZeroBitCount
 }

@@ -14,7 +14,8 @@ public struct DictionaryHash: Hashable, Sendable, Comparable, CustomStringConver
         self.init(validatedBytes: Array(bytes))
     }
 
-    init(validatedBytes b: [UInt8]) {
+    /// Exactly 32 bytes (a digest just computed); traps otherwise.
+    package init(validatedBytes b: [UInt8]) {
         precondition(b.count == 32)
         func word(_ i: Int) -> UInt64 {
             var v: UInt64 = 0

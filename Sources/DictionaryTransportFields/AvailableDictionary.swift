@@ -1,4 +1,4 @@
-import DictionaryCodec
+import DictionaryCodecTypes
 import Foundation
 import HTTPTypes
 import RawStructuredFieldValues
