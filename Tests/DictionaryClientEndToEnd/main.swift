@@ -1,7 +1,8 @@
 // Drives the portable dictionary client against a running server, for
 // Tests/integration/test_client_end_to_end.py. One process runs a list of steps with one transport:
 //
-//   dictionary-client-e2e --base http://127.0.0.1:PORT --transport ahc|urlprotocol --store DIR --out DIR STEP...
+//   dictionary-client-e2e --base http://127.0.0.1:PORT --transport ahc|urlprotocol --store DIR --out DIR
+//                         [--link-credentials bearer|none] STEP...
 //   STEP: get NAME PATH ACCOUNT   GET base+PATH as ACCOUNT ("-" for none; otherwise it sends
 //                                 `Authorization: Bearer ACCOUNT` and uses ACCOUNT as the store partition)
 //         wait-links              wait for the Link dictionary fetches queued so far
@@ -10,7 +11,7 @@
 // For each `get` it writes OUT/NAME.body (decoded) and OUT/NAME.wire (the body as received) and prints
 // one JSON line: status, the response's Content-Encoding and Content-Length as received, and the
 // client's measurement. Decoding uses the client's default decoders (pure Swift). Link fetches carry
-// the account's `Authorization`.
+// the account's `Authorization` (none with `--link-credentials none`).
 import AsyncHTTPClient
 import DictionaryClient
 import DictionaryClientAsyncHTTPClient
@@ -101,7 +102,8 @@ func run() async throws {
     let client = DictionaryClient(store: try ClientDictionaryStore(location: .directory(storeDir)))
     let ahc = AsyncHTTPClientTransport()
     let recorder = RecordingTransport(ahc)
-    let credentials: DictionaryHTTPSession.LinkCredentials = { _, account in bearer(account) }
+    let sendsCredentials = (options["link-credentials"] ?? "bearer") == "bearer"
+    let credentials: DictionaryHTTPSession.LinkCredentials = { _, account in sendsCredentials ? bearer(account) : HTTPFields() }
     let measurements = MeasurementLog()
     let session: DictionaryHTTPSession
     var urlSession: URLSession?

@@ -69,9 +69,9 @@ class Client:
         self.store, self.out = tmp / "store", tmp / "out"
         self.out.mkdir()
 
-    def run(self, *steps: str) -> list[dict]:
+    def run(self, *steps: str, options: tuple[str, ...] = ()) -> list[dict]:
         r = subprocess.run([self.binary, "--base", self.base, "--transport", self.transport, "--store", str(self.store),
-                            "--out", str(self.out), *steps], capture_output=True, text=True, timeout=120)
+                            "--out", str(self.out), *options, *steps], capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, r.stdout + r.stderr
         return [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
 
@@ -154,6 +154,13 @@ def chat_with_dictionary(server):
 
 def test_chat_link_dictionary_fetched_with_the_users_credentials(client, api, chat_with_dictionary):
     path = chat_with_dictionary
+    # Without the app's credentials the dictionary URL is refused (it belongs to alice's partition):
+    # the fetch fails, is counted, nothing registers, and the next fetch names no dictionary.
+    steps = client.run("get", "anon1", path, "alice", "wait-links", "get", "anon2", path, "alice",
+                       options=("--link-credentials", "none"))
+    assert steps[1] == {"step": "wait-links", "completed": 0, "failed": 1, "dropped": 0}
+    assert steps[2]["availableDictionary"] is None and steps[2]["measurement"]["dictionary"]["kind"] == "notOffered"
+    assert not list((client.store / "bodies").iterdir())
     steps = client.run("get", "chat1", path, "alice", "wait-links", "get", "chat2", path, "alice")
     first, links, second = client.files(steps[0]), steps[1], client.files(steps[2])
     check_measurement(first)
