@@ -7,6 +7,9 @@
 //                                 `Authorization: Bearer ACCOUNT` and uses ACCOUNT as the store partition)
 //         wait-links              wait for the Link dictionary fetches queued so far
 //         clear ACCOUNT           forget ACCOUNT's dictionaries (logout)
+//         plain-urlsession PATH ACCOUNT   the request the client would send (decorated), through a plain
+//                                 URLSession without the protocol: prints the outcome (on Linux, libcurl
+//                                 refuses a dcz body)
 //
 // For each `get` it writes OUT/NAME.body (decoded) and OUT/NAME.wire (the body as received) and prints
 // one JSON line: status, the response's Content-Encoding and Content-Length as received, and the
@@ -159,6 +162,25 @@ func run() async throws {
                 "contentLength": wire.response.fields[.contentLength] ?? NSNull(),
                 "measurement": describe(measurement),
             ]))
+        case "plain-urlsession":
+            guard i + 2 < args.count else { throw Failure(description: "plain-urlsession PATH ACCOUNT") }
+            let path = args[i + 1], account = args[i + 2] == "-" ? "" : args[i + 2]
+            i += 3
+            let prepared = try await client.prepare(url: base + path, partition: account, fields: bearer(account))
+            var request = URLRequest(url: URL(string: base + path)!)
+            for field in prepared.fields { request.setValue(field.value, forHTTPHeaderField: field.name.rawName) }
+            let plain = URLSession(configuration: .ephemeral)
+            defer { plain.finishTasksAndInvalidate() }
+            do {
+                let (data, response) = try await plain.data(for: request)
+                let http = response as! HTTPURLResponse
+                print(json(["step": "plain-urlsession", "status": http.statusCode, "bytes": data.count,
+                            "contentEncoding": http.value(forHTTPHeaderField: "Content-Encoding") ?? NSNull(),
+                            "availableDictionary": prepared.fields[.availableDictionary] ?? NSNull()]))
+            } catch {
+                print(json(["step": "plain-urlsession", "error": "\(error)",
+                            "availableDictionary": prepared.fields[.availableDictionary] ?? NSNull()]))
+            }
         case "wait-links":
             i += 1
             await session.waitForDictionaryFetches()

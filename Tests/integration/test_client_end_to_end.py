@@ -173,3 +173,17 @@ def test_chat_link_dictionary_fetched_with_the_users_credentials(client, api, ch
     dictionaries = list((client.store / "bodies").iterdir())
     (dictionary,) = [d.read_bytes() for d in dictionaries if hashlib.sha256(d.read_bytes()).hexdigest() == dictionary_hash]
     check_delta(second, dictionary, upstream(api, path, "alice"))
+
+
+def test_linux_urlsession_alone_cannot_receive_dcz(client_bin, server, api, tmp_path):
+    """Why the URLProtocol path sends through AsyncHTTPClient on Linux: the same decorated request
+    through a plain FoundationNetworking URLSession fails, because libcurl (told by
+    swift-corelibs-foundation to decode every response) does not know the dcz coding."""
+    c = Client(client_bin, "ahc", server.base, tmp_path)
+    c.get("first", "/latest_news")
+    upstream(api, "/latest_news/update", method="POST")
+    (plain,) = c.run("plain-urlsession", "/latest_news", "-")
+    assert plain["availableDictionary"] is not None
+    assert "Unrecognized content encoding type" in plain.get("error", ""), plain
+    # The same request through the client's own transport is a dcz delta.
+    assert c.get("second", "/latest_news")["contentEncoding"] == "dcz"
