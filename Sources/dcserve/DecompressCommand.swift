@@ -10,8 +10,9 @@ struct DecompressCommand: ParsableCommand {
         discussion: """
             dcz and dcb bodies are recognised by their magic and need --dictionary: the file whose \
             SHA-256 is in the body's header (`dcserve inspect` shows it). zstd and gzip are \
-            recognised by their magic too; brotli has none, so pass --encoding br. The output file \
-            is written atomically, and only if the whole body decoded without error.
+            recognised by their magic too; brotli has none, so pass --encoding br. The output is \
+            written only if the whole body decoded without error: a regular file is replaced atomically, \
+            a device or FIFO (/dev/null) is written through, - is standard output.
             """
     )
 
@@ -21,7 +22,7 @@ struct DecompressCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: "The body's coding when it cannot be detected (br), or to insist on one.")
     var encoding: ContentCoding?
 
-    @Option(name: .shortAndLong, help: "Output file.")
+    @Option(name: .shortAndLong, help: "Output file (- for standard output).")
     var output: String
 
     @Option(help: "Refuse to produce more than this many bytes (decompression-bomb guard).")
@@ -62,7 +63,7 @@ struct DecompressCommand: ParsableCommand {
         } catch let error as CodecError {
             throw CLIError("\(input): \(coding): \(error)")
         }
-        try CLIFile.writeAtomically(decoded, to: output)
+        try CLIOutputFile.write(decoded, to: output)
     }
 
     private func detectCoding(_ body: [UInt8]) throws -> ContentCoding {
