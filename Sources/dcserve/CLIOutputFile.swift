@@ -69,6 +69,7 @@ final class CLIOutputFile {
             fchmod(opened, permissions)
             fd = opened
             temporary = name
+            Self.removeOnSignal(name)
         }
     }
 
@@ -104,6 +105,7 @@ final class CLIOutputFile {
             if fsync(fd) != 0 { failure = "fsync failed (\(Self.errorText()))" }
             if close(fd) != 0, failure == nil { failure = "close failed (\(Self.errorText()))" }
             if failure == nil, rename(temporary, destination) != 0 { failure = "rename failed (\(Self.errorText()))" }
+            Self.removeOnSignal(nil)
             if let failure {
                 unlink(temporary)
                 throw CLIError("\(path): \(failure)")
@@ -120,7 +122,28 @@ final class CLIOutputFile {
         guard !finished else { return }
         finished = true
         if mode != .standardOutput { close(fd) }
-        if let temporary { unlink(temporary) }
+        if let temporary {
+            unlink(temporary)
+            Self.removeOnSignal(nil)
+        }
+    }
+
+    /// The temporary file a SIGINT, SIGTERM or SIGHUP removes before the process ends (a large
+    /// download interrupted leaves no hidden file behind). One at a time: a command writes one output.
+    nonisolated(unsafe) private static var pendingTemporary: UnsafeMutablePointer<CChar>?
+
+    private static func removeOnSignal(_ path: String?) {
+        let old = pendingTemporary
+        pendingTemporary = nil
+        free(old)
+        guard let path else { return }
+        pendingTemporary = strdup(path)
+        for sig in [SIGINT, SIGTERM, SIGHUP] {
+            signal(sig) { sig in
+                if let path = CLIOutputFile.pendingTemporary { unlink(path) }
+                _exit(128 + sig)
+            }
+        }
     }
 
     /// Writes `bytes` to `path` in one go (see the type's documentation).

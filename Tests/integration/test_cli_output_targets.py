@@ -178,3 +178,43 @@ def test_compress_decompress_and_train_write_through_devices(dcserve_bin, tmp_pa
     r = run(dcserve_bin, "train", "--samples", str(samples), "--size", "4K", "--output", "-", "--progress", "none",
             timeout=300)
     assert 0 < len(r.stdout) <= 4096 and b"advertise with" in r.stderr, r.stderr
+
+
+def test_an_interrupted_fetch_leaves_no_temporary_file(dcserve_bin, tmp_path):
+    """SIGINT in the middle of a body: the destination is untouched and the hidden temporary file is gone."""
+    import signal
+    import socket
+    import time
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1)
+    port = sock.getsockname()[1]
+    release = threading.Event()
+
+    def serve():
+        conn, _ = sock.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" + b"x" * 1000)
+            release.wait(30)
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    target = tmp_path / "out.txt"
+    target.write_bytes(b"precious")
+    proc = subprocess.Popen([dcserve_bin, "fetch", "--no-links", "--store", str(tmp_path / "client"), "-o", str(target),
+                             f"http://127.0.0.1:{port}/slow"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while not any(p.name.startswith(".out.txt.tmp") for p in tmp_path.iterdir()):
+            assert time.monotonic() < deadline and proc.poll() is None, "no temporary file appeared"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) != 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        release.set()
+        thread.join(timeout=10)
+        sock.close()
+    assert target.read_bytes() == b"precious"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.txt")] == []
