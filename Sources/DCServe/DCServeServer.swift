@@ -60,7 +60,7 @@ public final class DCServeServer: Sendable {
                 if let tls = main.tlsHandshakes {
                     app.metrics.tlsHandshakes(completed: tls.completed, resumed: tls.resumed, failed: tls.failed)
                 }
-            }.wrapped(in: [app.healthMiddleware])
+            }.wrapped(in: [app.healthMiddleware, AdminHostCheck(allowedHosts: configuration.admin.allowedHosts)])
             admin = HTTPServer(configuration: adminConfiguration, handler: handler, accessLog: accessLog)
         } else {
             admin = nil

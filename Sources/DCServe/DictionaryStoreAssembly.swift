@@ -16,6 +16,7 @@ enum DictionaryStoreAssembly {
         case .directory:
             do {
                 return (try DirectoryDictionaryStore(directory: c.path, retention: retention,
+                                                     companionFiles: [PartitionSecret.fileName],
                                                      logger: Logger(label: "dcserve.dictionary-store")), nil)
             } catch {
                 throw ConfigurationError(key: "store.path", "\(error)")
@@ -24,6 +25,7 @@ enum DictionaryStoreAssembly {
             let local: DirectoryDictionaryStore
             do {
                 local = try DirectoryDictionaryStore(directory: c.path, retention: DictionaryRetention(maxTotalBytes: c.cacheMaxBytes),
+                                                     companionFiles: [PartitionSecret.fileName],
                                                      logger: Logger(label: "dcserve.dictionary-cache"))
             } catch {
                 throw ConfigurationError(key: "store.path", "\(error)")

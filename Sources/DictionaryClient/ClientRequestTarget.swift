@@ -1,4 +1,5 @@
 import DictionaryTransportFields
+import Foundation
 
 /// An absolute request URL as the dictionary client sees it: origin (scheme, host, port) and the
 /// percent-encoded path with query. A value type, thread-safe.
@@ -54,15 +55,54 @@ public struct ClientRequestTarget: Hashable, Sendable, CustomStringConvertible {
         return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
     }
 
-    /// Resolves a URI reference (from `Link`) against this URL: absolute `http(s)://…`, `//host/…`,
-    /// `/path`, or a relative path. Nil when the result is not a valid target.
+    /// Resolves a URI reference (from `Link`) against this URL (RFC 3986 §5.2): absolute
+    /// `http(s)://…`, `//host/…`, `/path`, `?query` or a relative path, with the dot segments of the
+    /// result's path removed (§5.2.4; `%2E` counts as a dot, as browsers read it). Nil when the result
+    /// is not a valid target.
     public func resolve(_ reference: String) -> ClientRequestTarget? {
-        if reference.hasPrefix("http://") || reference.hasPrefix("https://") { return ClientRequestTarget(url: reference) }
-        if reference.hasPrefix("//") { return ClientRequestTarget(url: scheme + ":" + reference) }
-        if reference.hasPrefix("/") { return ClientRequestTarget(url: origin + reference) }
-        if reference.contains(":") && !reference.contains("/") { return nil }
-        let directory = path[...path.lastIndex(of: "/")!]
-        return ClientRequestTarget(url: origin + directory + reference)
+        let reference = String(reference.prefix { $0 != "#" })
+        let absolute: String
+        if reference.hasPrefix("http://") || reference.hasPrefix("https://") {
+            absolute = reference
+        } else if reference.hasPrefix("//") {
+            absolute = scheme + ":" + reference
+        } else if reference.hasPrefix("/") {
+            absolute = origin + reference
+        } else if reference.isEmpty {
+            absolute = description
+        } else if reference.hasPrefix("?") {
+            absolute = origin + path + reference
+        } else {
+            if let colon = reference.firstIndex(of: ":"), !reference[..<colon].contains("/") { return nil }  // another scheme
+            absolute = origin + path[...path.lastIndex(of: "/")!] + reference
+        }
+        guard let parsed = ClientRequestTarget(url: absolute) else { return nil }
+        let query = parsed.pathAndQuery.drop { $0 != "?" }
+        return ClientRequestTarget(url: parsed.origin + Self.removingDotSegments(parsed.path) + query)
+    }
+
+    /// RFC 3986 §5.2.4 `remove_dot_segments` for an absolute path: `.` and `..` segments (also
+    /// written `%2E`, `%2e.`, …) are removed, `..` taking the segment before it; the result starts with `/`.
+    public static func removingDotSegments(_ path: String) -> String {
+        func dots(_ segment: Substring) -> Int? {
+            let s = segment.replacingOccurrences(of: "%2e", with: ".", options: .caseInsensitive)
+            return s == "." ? 1 : s == ".." ? 2 : nil
+        }
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        var out: [Substring] = []
+        for (i, segment) in segments.enumerated() {
+            let last = i == segments.count - 1
+            switch dots(segment) {
+            case 1?:
+                if last { out.append("") }  // "/a/." → "/a/"
+            case 2?:
+                if !out.isEmpty { out.removeLast() }
+                if last { out.append("") }
+            default:
+                out.append(segment)
+            }
+        }
+        return "/" + out.joined(separator: "/")
     }
 
     public var description: String { origin + pathAndQuery }

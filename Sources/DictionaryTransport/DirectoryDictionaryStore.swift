@@ -44,6 +44,8 @@ public final class DirectoryDictionaryStore: DictionaryStore {
     public let cacheBudget: Int
     /// The largest dictionary `put` accepts and the largest file read as one (larger files are never read).
     public let maxDictionaryBytes: Int
+    /// Files the application keeps in the directory (see `init`), left alone by the scan.
+    public let companionFiles: Set<String>
     private let logger: Logger
     /// Names of files the store does not own, warned about once each.
     private let warnedForeign = LockedState(Set<String>())
@@ -98,13 +100,17 @@ public final class DirectoryDictionaryStore: DictionaryStore {
     /// - Parameters:
     ///   - cacheBudget: bytes of dictionaries kept in memory.
     ///   - maxDictionaryBytes: the largest dictionary stored or read.
+    ///   - companionFiles: names of files the application keeps in the same directory (its partition
+    ///     secret): never read, moved or warned about.
     public init(directory: String, retention: DictionaryRetention = DictionaryRetention(), cacheBudget: Int = 64 << 20,
                 maxDictionaryBytes: Int = DirectoryDictionaryStore.defaultMaxDictionaryBytes,
+                companionFiles: Set<String> = [],
                 logger: Logger = Logger(label: "dcserve.dictionary-store")) throws {
         self.directory = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
         self.retention = retention
         self.cacheBudget = cacheBudget
         self.maxDictionaryBytes = maxDictionaryBytes
+        self.companionFiles = companionFiles
         self.logger = logger
         do {
             try FileManager.default.createDirectory(atPath: self.directory, withIntermediateDirectories: true,
@@ -491,7 +497,7 @@ public final class DirectoryDictionaryStore: DictionaryStore {
         var dataNames: [(String, DictionaryHash)] = []
         for name in names.sorted() {
             let path = directory + "/" + name
-            if name == Self.markerName || name == "quarantine" { continue }
+            if name == Self.markerName || name == "quarantine" || companionFiles.contains(name) { continue }
             if Self.isOwnTemporaryName(name) {
                 if StoreFileRead.isRegularFile(path) {
                     unlink(path)

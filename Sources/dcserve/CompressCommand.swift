@@ -12,7 +12,7 @@ struct CompressCommand: ParsableCommand {
             (40 bytes for dcz, 36 for dcb) exactly as a server sends it. Default levels are the \
             precompressed ones: dcz 19, dcb 11, zstd 19, br 11, gzip 6 (the server uses dcz/zstd 3 \
             and dcb/br 5 on the fly). dcb quality below 5 is raised to 5, because brotli ignores a \
-            dictionary below 5. The output file is written atomically.
+            dictionary below 5. The output (-o FILE) replaces a regular file atomically, is written through to a device or FIFO, or goes to standard output with -o -.
 
             Example: dcserve compress --encoding dcz --dictionary app.v1.js app.v2.js -o app.v2.js.dcz
             """
@@ -27,7 +27,7 @@ struct CompressCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: "Compression level (zstd/dcz ...22, negative = faster; br 0...11; dcb 5...11; gzip 0...9).")
     var level: Int?
 
-    @Option(name: .shortAndLong, help: "Output file.")
+    @Option(name: .shortAndLong, help: "Output file (- for standard output).")
     var output: String
 
     @Option(name: .customLong("repeat"), help: ArgumentHelp(
@@ -74,7 +74,7 @@ struct CompressCommand: ParsableCommand {
             }
         }
         let elapsed = clock.now - start
-        try CLIFile.writeAtomically(body, to: output)
+        try CLIOutputFile.write(body, to: output)
         if repetitions > 1 {
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
             let perRun = seconds / Double(repetitions)
@@ -85,6 +85,11 @@ struct CompressCommand: ParsableCommand {
         }
         var summary = "\(input): \(data.count) bytes -> \(output): \(body.count) bytes (\(encoding), level \(level)"
         if let dictionary { summary += ", dictionary \(dictionary.hash.hex)" }
-        print(summary + ")")
+        // With `-o -` the body is on standard output: the summary goes to standard error.
+        if output == "-" {
+            FileHandle.standardError.write(Data((summary + ")\n").utf8))
+        } else {
+            print(summary + ")")
+        }
     }
 }

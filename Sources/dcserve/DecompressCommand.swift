@@ -11,8 +11,9 @@ struct DecompressCommand: ParsableCommand {
         discussion: """
             dcz and dcb bodies are recognised by their magic and need --dictionary: the file whose \
             SHA-256 is in the body's header (`dcserve inspect` shows it). zstd and gzip are \
-            recognised by their magic too; brotli has none, so pass --encoding br. The output file \
-            is written atomically, and only if the whole body decoded without error. \
+            recognised by their magic too; brotli has none, so pass --encoding br. The output is \
+            written only if the whole body decoded without error: a regular file is replaced atomically, \
+            a device or FIFO (/dev/null) is written through, - is standard output. \
             --decoder swift decodes zstd and dcz bodies with the pure-Swift decoder (PortableZstd) \
             instead of libzstd; it also accepts concatenated zstd frames.
             """
@@ -32,7 +33,7 @@ struct DecompressCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: "The body's coding when it cannot be detected (br), or to insist on one.")
     var encoding: ContentCoding?
 
-    @Option(name: .shortAndLong, help: "Output file.")
+    @Option(name: .shortAndLong, help: "Output file (- for standard output).")
     var output: String
 
     @Option(help: "Refuse to produce more than this many bytes (decompression-bomb guard).")
@@ -96,7 +97,7 @@ struct DecompressCommand: ParsableCommand {
                 format: "decompress %@ (%@ decoder): %d runs, %.3f ms/run, %.1f MB/s\n", coding.rawValue,
                 decoder.rawValue, repetitions, perRun * 1000, Double(decoded.count) / perRun / 1e6).utf8))
         }
-        try CLIFile.writeAtomically(decoded, to: output)
+        try CLIOutputFile.write(decoded, to: output)
     }
 
     private func decode(

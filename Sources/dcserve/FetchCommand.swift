@@ -30,7 +30,7 @@ struct FetchCommand: ParsableCommand {
     @Option(name: .customShort("H"), help: "Extra request field, \"Name: value\" (repeatable).")
     var header: [String] = []
 
-    @Option(name: .shortAndLong, help: "Write the decoded body to FILE (atomically) instead of standard output.")
+    @Option(name: .shortAndLong, help: "Write the decoded body to FILE instead of standard output, as it arrives: a regular file is replaced when the body is complete, a device or FIFO (/dev/null) is written through, - is standard output.")
     var output: String?
 
     @Option(help: "PEM file of CA certificates to verify HTTPS servers with (default: the system store).")
@@ -96,40 +96,82 @@ struct FetchCommand: ParsableCommand {
         }
 
         var report = FetchReport(url: url, store: directory, partition: partition, destination: dest)
-        let main = try exchange(url, destination: dest, client: client, transport: transport, extra: extra, report: &report.main)
+        // No -o: the body goes to standard output, unless --json prints the report there instead.
+        let output: CLIOutputFile? = try self.output.map { try CLIOutputFile($0) } ?? (json ? nil : CLIOutputFile("-"))
+        let main: FetchOutcome
+        do {
+            main = try exchange(url, destination: dest, client: client, transport: transport, extra: extra, output: output,
+                                report: &report.main)
+            try output?.commit()
+        } catch {
+            output?.abandon()
+            throw error
+        }
+        report.skippedLinks = main.skippedLinks.map { .init(link: $0.link, reason: $0.reason) }
         if !noLinks {
-            for link in main.dictionaryLinks.prefix(Self.maxLinkFetches) {
+            var links = main.dictionaryLinks
+            if links.count > Self.maxLinkFetches {
+                for link in links[Self.maxLinkFetches...] {
+                    let reason = "more than \(Self.maxLinkFetches) links in one response"
+                    report.skippedLinks.append(.init(link: link.description, reason: reason))
+                    if verbose { log("* Link \(link) skipped: \(reason)") }
+                }
+                links = Array(links.prefix(Self.maxLinkFetches))
+            }
+            for link in links {
                 var linkReport = FetchReport.Exchange()
+                // The user's fields (-H: credentials, cookies) go to the page's own origin only; the
+                // client keeps only same-origin links, and this re-checks it.
+                let fields = link.origin == main.target.origin ? extra : HTTPFields()
                 do {
                     // Linked dictionaries are fetched like fetch() (destination ""), as browsers do.
-                    _ = try exchange(link.description, destination: "", client: client, transport: transport,
-                                     extra: HTTPFields(), report: &linkReport)
+                    let outcome = try exchange(link.description, destination: "", client: client, transport: transport,
+                                               extra: fields, output: nil, isLink: true, report: &linkReport)
+                    if let reason = outcome.notRegisteredReason {
+                        linkReport.notRegistered = reason
+                        if verbose { log("* linked dictionary \(link) not registered: \(reason)") }
+                    }
                 } catch {
                     linkReport.error = "\(error)"
-                    if verbose { log("* linked dictionary \(link): \(error)") }
+                    if verbose { log("* linked dictionary \(link) not registered: \(error)") }
                 }
                 report.links.append(linkReport)
             }
-        }
-        if let output {
-            do { try AtomicOutputFile.write(main.body, to: output) }
-            catch { throw CLIError("cannot write \(output): \(error)") }
-        } else if !json {
-            FileHandle.standardOutput.write(Data(main.body))
+        } else if verbose {
+            for link in main.dictionaryLinks { log("* Link \(link) skipped: --no-links") }
         }
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            FileHandle.standardOutput.write(try encoder.encode(report) + Data("\n".utf8))
+            FileHandle.standardOutput.write(try CLIJSON.encode(report) + Data("\n".utf8))
         }
     }
 
-    /// Sends one GET through the client and the transport; fills `report`. Throws (a `CLIError`) on a
-    /// transport or decoding failure.
+    /// What one exchange left for the caller: the response head, the registration, the links.
+    private struct FetchOutcome {
+        var target: ClientRequestTarget
+        var status: Int
+        var registration: RegistrationResult?
+        /// Same-origin compression-dictionary links, in order, to fetch.
+        var dictionaryLinks: [ClientRequestTarget]
+        /// Links announced but not to be fetched, with the reason.
+        var skippedLinks: [(link: String, reason: String)]
+
+        /// Why the response did not become a dictionary; nil when it did.
+        var notRegisteredReason: String? {
+            switch registration {
+            case .registered?: return nil
+            case .rejected(let reason)?: return reason
+            case nil: return status == 200 ? "the response carries no Use-As-Dictionary" : "status \(status)"
+            }
+        }
+    }
+
+    /// Sends one GET through the client and the transport, the body decoded as it arrives and written
+    /// to `output` (none: only hashed, and kept when it may become a dictionary); fills `report`.
+    /// Throws (a `CLIError`) on a transport, decoding or output failure.
     private func exchange(
         _ url: String, destination: String, client: DictionaryClient, transport: any FetchTransport, extra: HTTPFields,
-        report: inout FetchReport.Exchange
-    ) throws -> ProcessedResponse {
+        output: CLIOutputFile?, isLink: Bool = false, report: inout FetchReport.Exchange
+    ) throws -> FetchOutcome {
         let prepared: PreparedDictionaryRequest
         do { prepared = try client.prepare(url: url, destination: destination, partition: partition, fields: extra) }
         catch { throw CLIError("\(error)") }
@@ -143,26 +185,54 @@ struct FetchCommand: ParsableCommand {
             for field in prepared.fields { log("> \(field.name.rawName): \(field.value)") }
             log("* dictionary: \(prepared.reason)")
         }
-        let response = try transport.get(prepared.target, fields: prepared.fields)
-        report.status = response.status
-        report.responseFields = response.fields.map { [$0.name.rawName, $0.value] }
-        report.wireBytes = response.body.count
-        if verbose {
-            log("< HTTP/1.1 \(response.status) \(response.reason)")
-            for field in response.fields { log("< \(field.name.rawName): \(field.value)") }
+        // A linked dictionary's body is only kept to become a dictionary: a larger one stops early.
+        let decoder = FetchResponseDecoder(
+            dictionary: prepared.dictionary, output: output, maxDecodedBytes: isLink ? DictionaryRegistrar.maximumBodySize : nil)
+        var failure: (any Error)?
+        var bodyHash: DictionaryHash?
+        do {
+            try transport.get(prepared.target, fields: prepared.fields, sink: decoder)
+            guard decoder.status != nil else { throw CLIError("\(prepared.target): the exchange ended without a response") }
+            bodyHash = try decoder.finish()
+        } catch { failure = error }
+        if let status = decoder.status {
+            report.status = status
+            report.responseFields = decoder.fields.map { [$0.name.rawName, $0.value] }
+            report.wireBytes = decoder.wireBytes
+            if verbose {
+                log("< HTTP/1.1 \(status) \(decoder.reason)")
+                for field in decoder.fields { log("< \(field.name.rawName): \(field.value)") }
+            }
         }
+        if let failure {
+            report.error = "\(failure)"
+            if failure is DictionaryClientError { throw CLIError("\(prepared.target): response dropped: \(failure)") }
+            throw failure
+        }
+        let usesDictionary = decoder.codings.contains { ContentCoding(token: $0)?.usesDictionary == true }
+        report.decodedBytes = decoder.decodedBytes
+        report.contentEncoding = decoder.codings
+        report.decodedWith = usesDictionary ? prepared.dictionary?.hash.hex : nil
+        report.bodySHA256 = bodyHash?.hex
+
+        // Registration and links: the decoded body (kept only for a Use-As-Dictionary response) with
+        // the response's fields, its codings already undone.
+        var fields = decoder.fields
+        fields[.contentEncoding] = nil
+        if decoder.tooLargeForADictionary { fields[.useAsDictionary] = nil }
         let processed: ProcessedResponse
         do {
-            processed = try client.process(ClientResponse(status: response.status, fields: response.fields, body: response.body), for: prepared)
+            processed = try client.process(
+                ClientResponse(status: decoder.status!, fields: fields, body: decoder.retained ?? []), for: prepared)
         } catch {
             report.error = "\(error)"
             throw CLIError("\(prepared.target): response dropped: \(error)")
         }
-        report.decodedBytes = processed.body.count
-        report.contentEncoding = processed.contentCodings
-        report.decodedWith = processed.decodedWith?.hex
-        report.bodySHA256 = SHA256.hash(processed.body).hex
-        switch processed.registration {
+        var registration = processed.registration
+        if decoder.tooLargeForADictionary {
+            registration = .rejected("dictionary body of \(decoder.decodedBytes) bytes exceeds \(DictionaryRegistrar.maximumBodySize)")
+        }
+        switch registration {
         case .registered(let entry, let evicted)?:
             report.registered = .init(entry)
             report.evicted = evicted.map { .init($0) }
@@ -170,22 +240,46 @@ struct FetchCommand: ParsableCommand {
         case nil: break
         }
         report.links = processed.dictionaryLinks.map(\.description)
+        let skipped = Self.skippedLinks(decoder.fields, page: prepared.target, kept: processed.dictionaryLinks)
         if verbose {
-            let codings = processed.contentCodings.isEmpty ? "identity" : processed.contentCodings.joined(separator: ", ")
-            log("* \(codings): \(response.body.count) wire bytes → \(processed.body.count) decoded bytes"
-                + (processed.decodedWith.map { " (dictionary \($0.hex))" } ?? ""))
-            switch processed.registration {
+            let codings = decoder.codings.isEmpty ? "identity" : decoder.codings.joined(separator: ", ")
+            log("* \(codings): \(decoder.wireBytes) wire bytes → \(decoder.decodedBytes) decoded bytes"
+                + (usesDictionary ? prepared.dictionary.map { " (dictionary \($0.hash.hex))" } ?? "" : ""))
+            switch registration {
             case .registered(let entry, let evicted)?:
                 log("* registered dictionary \(entry.hashHex) match=\(entry.match.debugDescription)"
                     + (entry.matchDestinations.isEmpty ? "" : " match-dest=\(entry.matchDestinations)")
-                    + (entry.id.map { " id=\($0.debugDescription)" } ?? "") + " until \(entry.expiresAt) (\(entry.size) bytes)")
+                    + (entry.id.map { " id=\($0.debugDescription)" } ?? "")
+                    + " until \(CLIJSON.timestamp(entry.expiresAt)) (\(entry.size) bytes)")
                 for gone in evicted { log("* evicted dictionary \(gone.hashHex) match=\(gone.match.debugDescription)") }
             case .rejected(let reason)?: log("* not registered as a dictionary: \(reason)")
             case nil: break
             }
             for link in processed.dictionaryLinks { log("* Link: compression dictionary \(link)") }
+            for (link, reason) in skipped { log("* Link \(link) skipped: \(reason)") }
         }
-        return processed
+        return FetchOutcome(target: prepared.target, status: decoder.status!, registration: registration,
+                            dictionaryLinks: processed.dictionaryLinks, skippedLinks: skipped)
+    }
+
+    /// The compression-dictionary links in `fields` that the client did not keep, with the reason.
+    static func skippedLinks(
+        _ fields: HTTPFields, page: ClientRequestTarget, kept: [ClientRequestTarget]
+    ) -> [(link: String, reason: String)] {
+        var skipped: [(link: String, reason: String)] = []
+        for reference in CompressionDictionaryLink.references(in: fields[values: HTTPField.Name("Link")!]) {
+            guard let target = page.resolve(reference) else {
+                skipped.append((reference, "not an http(s) URL"))
+                continue
+            }
+            if kept.contains(target) { continue }
+            if !page.isSecureContext {
+                skipped.append((target.description, "\(page.origin) is not a secure context (HTTPS or loopback only)"))
+            } else if target.origin != page.origin {
+                skipped.append((target.description, "another origin than \(page.origin); dictionaries come from the page's own origin"))
+            }
+        }
+        return skipped
     }
 
     private func log(_ line: String) { FileHandle.standardError.write(Data((line + "\n").utf8)) }
@@ -198,9 +292,7 @@ struct FetchCommand: ParsableCommand {
         }
         let results = try LabPlanRunner(labURL: url, transport: transport, verbose: verbose).run()
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            FileHandle.standardOutput.write(try encoder.encode(results) + Data("\n".utf8))
+            FileHandle.standardOutput.write(try CLIJSON.encode(results) + Data("\n".utf8))
         } else {
             FileHandle.standardOutput.write(Data(LabPlanRunner.table(results).utf8))
         }
@@ -241,7 +333,13 @@ struct FetchReport: Encodable {
         var registrationRejected: String?
         var evicted: [Dictionary] = []
         var links: [String] = []
+        /// Why a linked dictionary's response did not become a dictionary.
+        var notRegistered: String?
         var error: String?
+    }
+    struct SkippedLink: Encodable {
+        var link: String
+        var reason: String
     }
     var url: String
     var store: String
@@ -249,4 +347,6 @@ struct FetchReport: Encodable {
     var destination: String
     var main = Exchange()
     var links: [Exchange] = []
+    /// Links of the main response not fetched, with the reason.
+    var skippedLinks: [SkippedLink] = []
 }

@@ -6,35 +6,30 @@ import HTTPTypes
 import Glibc
 #endif
 
-/// How `dcserve fetch` sends one GET and receives the whole response (body as on the wire).
-protocol FetchTransport {
-    func get(_ target: ClientRequestTarget, fields: HTTPFields) throws -> FetchHTTPExchange.Response
-}
-
 /// One blocking HTTP/1.1 GET over a socket, plain or TLS (OpenSSL), for `dcserve fetch --transport socket`.
 ///
 /// The fallback written before the event-loop `HTTPClient` existed (the default transport is now
-/// ``HTTPClientFetchTransport``): `GET` with the given fields plus
-/// `Host` and `Connection: close`, the body as on the wire (content codings intact, chunked transfer
-/// coding removed), `Content-Length`, chunked or close-delimited framing; 1xx responses are skipped.
+/// ``HTTPClientFetchTransport``): `GET` with the given fields plus `Host` and `Connection: close`; the
+/// body goes to the sink as it is read (content codings intact, chunked transfer coding removed:
+/// ``ChunkedBodyReader``), framed by `Content-Length`, chunked or the connection's close; 1xx
+/// responses are skipped. Memory stays bounded: a head up to `maxHeadBytes`, one read buffer.
 /// TLS verifies the peer (the system store, or `caFile`) and the host name or IP address, with SNI for
 /// names. Timeouts via SO_RCVTIMEO/SO_SNDTIMEO. A value used by one command; not thread-safe.
 struct FetchHTTPExchange: FetchTransport {
+    /// A whole response in memory (see ``FetchTransport/get(_:fields:maxBodyBytes:)``).
     struct Response {
         var status: Int
         var reason: String
         var fields: HTTPFields
         var body: [UInt8]
-        /// Bytes read from the connection (head + framed body).
-        var bytesRead: Int
     }
 
     var caFile: String?
     var timeoutSeconds = 30
-    /// Largest response (head + body) read.
-    var maxResponseBytes = 512 << 20
+    /// Largest response head (interim responses included) read.
+    var maxHeadBytes = 256 << 10
 
-    func get(_ target: ClientRequestTarget, fields: HTTPFields) throws -> Response {
+    func get(_ target: ClientRequestTarget, fields: HTTPFields, sink: any FetchResponseSink) throws {
         let fd = try connect(host: target.host, port: target.effectivePort)
         defer { close(fd) }
         var tls: TLSChannel?
@@ -46,79 +41,105 @@ struct FetchHTTPExchange: FetchTransport {
         }
         head += "Connection: close\r\n\r\n"
         try send(Array(head.utf8), fd: fd, tls: tls)
-        var raw: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        // Parsing is retried when the peer pauses (a short read) or the data has doubled, so a large
-        // body is not re-scanned after every read; the server closes after the response anyway.
-        var nextAttempt = 0
-        while raw.count <= maxResponseBytes {
+        func read() throws -> ArraySlice<UInt8> {
             let n = try receive(&buffer, fd: fd, tls: tls)
-            if n == 0 { break }
-            raw.append(contentsOf: buffer[0..<n])
-            if n < buffer.count || raw.count >= nextAttempt {
-                if let complete = try? Self.parse(raw, final: false) { return complete }
-                nextAttempt = raw.count * 2
+            return buffer[0..<n]
+        }
+        func fail(_ message: String) -> CLIError { CLIError("\(target): \(message)") }
+
+        // The head (interim 1xx responses skipped).
+        var raw: [UInt8] = []
+        var parsed: ParsedHead?
+        while parsed == nil {
+            var start = 0
+            var end = Self.findHeadEnd(raw, from: 0)
+            while let e = end {
+                let candidate = try Self.parseHead(raw[start..<e], target: target)
+                start = e + 4
+                if (100..<200).contains(candidate.status) {
+                    end = Self.findHeadEnd(raw, from: start)
+                    continue
+                }
+                parsed = candidate
+                break
+            }
+            raw.removeFirst(start)
+            if parsed != nil { break }
+            guard raw.count <= maxHeadBytes else { throw fail("response head larger than \(maxHeadBytes) bytes") }
+            let piece = try read()
+            if piece.isEmpty { throw fail("the server closed the connection before a complete response head") }
+            raw.append(contentsOf: piece)
+        }
+        let response = parsed!
+        try sink.receiveHead(status: response.status, reason: response.reason, fields: response.fields)
+        if response.status == 204 || response.status == 304 { return }
+
+        if let te = response.fields[.transferEncoding] {
+            guard te.lowercased().trimmingCharacters(in: .whitespaces) == "chunked" else {
+                throw fail("unsupported Transfer-Encoding \(te.debugDescription)")
+            }
+            var chunked = ChunkedBodyReader()
+            var piece = raw[...]
+            while true {
+                do {
+                    try chunked.consume(piece) { data in try data.withUnsafeBytes { try sink.receiveBody($0) } }
+                } catch let error as ChunkedBodyReader.Malformed {
+                    throw fail(error.reason)
+                }
+                if chunked.isComplete { return }
+                piece = try read()
+                if piece.isEmpty { throw fail("the connection closed in the middle of a chunked body") }
             }
         }
-        guard raw.count <= maxResponseBytes else { throw CLIError("\(target): response larger than \(maxResponseBytes) bytes") }
-        return try Self.parse(raw, final: true)
+        if let lengthText = response.fields[values: .contentLength].first {
+            guard Set(response.fields[values: .contentLength]).count == 1, let length = Int(lengthText), length >= 0 else {
+                throw fail("invalid Content-Length \(lengthText.debugDescription)")
+            }
+            var remaining = length
+            var piece = raw[...]
+            while true {
+                let used = piece.prefix(remaining)
+                if !used.isEmpty { try used.withUnsafeBytes { try sink.receiveBody($0) } }
+                remaining -= used.count
+                if remaining == 0 { return }
+                piece = try read()
+                if piece.isEmpty { throw fail("the connection closed after \(length - remaining) of \(length) body bytes") }
+            }
+        }
+        // Delimited by the connection's close.
+        var piece = raw[...]
+        while !piece.isEmpty {
+            try piece.withUnsafeBytes { try sink.receiveBody($0) }
+            piece = try read()
+        }
     }
 
     // MARK: - Parsing
 
-    struct Incomplete: Error {}
+    struct ParsedHead {
+        var status: Int
+        var reason: String
+        var fields: HTTPFields
+    }
 
-    /// Parses a response; throws `Incomplete` when more bytes are needed (unless `final`, when the
-    /// connection has closed), or a `CLIError` for a malformed one.
-    static func parse(_ raw: [UInt8], final: Bool) throws -> Response {
-        var start = 0
-        while true {
-            guard let end = findHeadEnd(raw, from: start) else {
-                if final { throw CLIError("the server closed the connection before a complete response head") }
-                throw Incomplete()
-            }
-            let headText = String(decoding: raw[start..<end], as: UTF8.self)
-            let lines = headText.components(separatedBy: "\r\n")
-            let statusParts = lines[0].split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
-            guard statusParts.count >= 2, statusParts[0] == "HTTP/1.1" || statusParts[0] == "HTTP/1.0",
-                  statusParts[1].count == 3, let status = Int(statusParts[1]), (100...599).contains(status) else {
-                throw CLIError("not an HTTP/1.x response: \(lines[0].prefix(80).debugDescription)")
-            }
-            let bodyStart = end + 4
-            if (100..<200).contains(status) { start = bodyStart; continue }
-            var fields = HTTPFields()
-            for line in lines.dropFirst() {
-                guard let colon = line.firstIndex(of: ":"), let name = HTTPField.Name(String(line[..<colon])),
-                      !line.hasPrefix(" "), !line.hasPrefix("\t") else {
-                    throw CLIError("malformed response field line: \(line.prefix(80).debugDescription)")
-                }
-                fields.append(HTTPField(name: name, value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
-            }
-            let reason = statusParts.count > 2 ? String(statusParts[2]) : ""
-            let rest = raw[bodyStart...]
-            if status == 204 || status == 304 {
-                return Response(status: status, reason: reason, fields: fields, body: [], bytesRead: bodyStart)
-            }
-            if let te = fields[.transferEncoding] {
-                guard te.lowercased().trimmingCharacters(in: .whitespaces) == "chunked" else {
-                    throw CLIError("unsupported Transfer-Encoding \(te.debugDescription)")
-                }
-                let (body, used) = try dechunk(rest, final: final)
-                return Response(status: status, reason: reason, fields: fields, body: body, bytesRead: bodyStart + used)
-            }
-            if let lengthText = fields[values: .contentLength].first {
-                guard Set(fields[values: .contentLength]).count == 1, let length = Int(lengthText), length >= 0 else {
-                    throw CLIError("invalid Content-Length \(lengthText.debugDescription)")
-                }
-                guard rest.count >= length else {
-                    if final { throw CLIError("the connection closed after \(rest.count) of \(length) body bytes") }
-                    throw Incomplete()
-                }
-                return Response(status: status, reason: reason, fields: fields, body: Array(rest.prefix(length)), bytesRead: bodyStart + length)
-            }
-            guard final else { throw Incomplete() }
-            return Response(status: status, reason: reason, fields: fields, body: Array(rest), bytesRead: raw.count)
+    /// Parses a response head (without its final CRLF CRLF); throws a `CLIError` for a malformed one.
+    static func parseHead(_ bytes: ArraySlice<UInt8>, target: ClientRequestTarget) throws -> ParsedHead {
+        let lines = String(decoding: bytes, as: UTF8.self).components(separatedBy: "\r\n")
+        let statusParts = lines[0].split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+        guard statusParts.count >= 2, statusParts[0] == "HTTP/1.1" || statusParts[0] == "HTTP/1.0",
+              statusParts[1].count == 3, let status = Int(statusParts[1]), (100...599).contains(status) else {
+            throw CLIError("\(target): not an HTTP/1.x response: \(lines[0].prefix(80).debugDescription)")
         }
+        var fields = HTTPFields()
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":"), let name = HTTPField.Name(String(line[..<colon])),
+                  !line.hasPrefix(" "), !line.hasPrefix("\t") else {
+                throw CLIError("\(target): malformed response field line: \(line.prefix(80).debugDescription)")
+            }
+            fields.append(HTTPField(name: name, value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+        }
+        return ParsedHead(status: status, reason: statusParts.count > 2 ? String(statusParts[2]) : "", fields: fields)
     }
 
     static func findHeadEnd(_ raw: [UInt8], from start: Int) -> Int? {
@@ -129,36 +150,6 @@ struct FetchHTTPExchange: FetchTransport {
             i += 1
         }
         return nil
-    }
-
-    static func dechunk(_ data: ArraySlice<UInt8>, final: Bool) throws -> ([UInt8], Int) {
-        var out: [UInt8] = []
-        var i = data.startIndex
-        func more() throws -> Never {
-            if final { throw CLIError("the connection closed in the middle of a chunked body") }
-            throw Incomplete()
-        }
-        while true {
-            guard let lineEnd = data[i...].indices.dropLast().first(where: { data[$0] == 13 && data[$0 + 1] == 10 }) else { try more() }
-            let sizeText = String(decoding: data[i..<lineEnd], as: UTF8.self).split(separator: ";", omittingEmptySubsequences: false)[0]
-            guard !sizeText.isEmpty, sizeText.count <= 15, let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16), size >= 0 else {
-                throw CLIError("malformed chunk size line")
-            }
-            i = lineEnd + 2
-            if size == 0 {
-                // Trailers until an empty line.
-                while true {
-                    guard let end = data[i...].indices.dropLast().first(where: { data[$0] == 13 && data[$0 + 1] == 10 }) else { try more() }
-                    let empty = end == i
-                    i = end + 2
-                    if empty { return (out, i - data.startIndex) }
-                }
-            }
-            guard data.endIndex - i >= size + 2 else { try more() }
-            out.append(contentsOf: data[i..<i + size])
-            guard data[i + size] == 13, data[i + size + 1] == 10 else { throw CLIError("chunk not followed by CRLF") }
-            i += size + 2
-        }
     }
 
     // MARK: - Sockets

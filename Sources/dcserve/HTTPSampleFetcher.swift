@@ -28,9 +28,9 @@ struct HTTPSampleFetcher {
         guard let target = ClientRequestTarget(url: url) else {
             throw CLIError("\(url): not a valid http:// or https:// URL")
         }
-        let transport = HTTPClientFetchTransport(timeoutSeconds: timeoutSeconds, maxResponseBytes: Self.maxBodyBytes)
+        let transport = HTTPClientFetchTransport(timeoutSeconds: timeoutSeconds)
         let fields: HTTPFields = [.acceptEncoding: "identity", .userAgent: "dcserve-train"]
-        let response = try transport.get(target, fields: fields)  // errors name the URL
+        let response = try transport.get(target, fields: fields, maxBodyBytes: Self.maxBodyBytes)  // errors name the URL
         guard (200..<300).contains(response.status) else {
             throw CLIError("\(url): HTTP \(response.status) \(response.reason)")
         }

@@ -177,7 +177,8 @@ struct ServeCommand: AsyncParsableCommand {
                 throw CLIError("--upstream \(error)")
             }
             c.upstreams.removeAll { $0.name == Self.quickUpstreamName }
-            c.upstreams.append(Upstream(name: Self.quickUpstreamName, servers: [upstream]))
+            // Its settings from DCSERVE_UPSTREAMS_UPSTREAM_* (e.g. _READ_TIMEOUT_SECONDS), as for a file's.
+            c.upstreams.append(try ConfigurationLoader.quickUpstream(name: Self.quickUpstreamName, url: upstream))
             c.routes = [Route(name: Self.quickUpstreamName, prefix: "/", upstream: Self.quickUpstreamName)]
         }
         for (i, pattern) in dictionaryPatterns.enumerated() {

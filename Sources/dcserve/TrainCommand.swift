@@ -46,7 +46,7 @@ struct TrainCommand: ParsableCommand {
     @Option(name: .long, help: "Dictionary size: bytes, or with K/M suffix (64K, 128K, 256K). Default 100K.")
     var size: String = "100K"
 
-    @Option(name: .long, help: "Where to write the dictionary (atomically).")
+    @Option(name: .long, help: "Where to write the dictionary: a regular file is replaced atomically, a device or FIFO is written through, - is standard output.")
     var output: String
 
     @Option(name: .long, help: "Use-As-Dictionary match pattern for the configuration snippet and store (e.g. /news/*).")
@@ -89,7 +89,7 @@ struct TrainCommand: ParsableCommand {
         }
         if rule != nil && store == nil { throw ValidationError("--rule needs --store DIR") }
         let description = try storeDescription()
-        try Self.checkOutputWritable(output)
+        try CLIOutputFile.checkWritable(output)
         // Open the output store before training so a bad store fails in seconds, not after the run.
         var outputStore: DirectoryDictionaryStore?
         if let store, description != nil {
@@ -145,7 +145,7 @@ struct TrainCommand: ParsableCommand {
         let evaluationSeconds = Date().timeIntervalSince(started) - trainingSeconds
 
         // 3. Output: file, then store.
-        try AtomicOutputFile.write(result.dictionary, to: output)
+        try CLIOutputFile.write(result.dictionary, to: output)
         let hash = SHA256.hash(result.dictionary)
         var storedAt: String?
         if let store, let description, let directoryStore = outputStore {
@@ -163,7 +163,13 @@ struct TrainCommand: ParsableCommand {
             trainingSeconds: trainingSeconds, evaluationSeconds: evaluationSeconds, storedAt: storedAt,
             name: name ?? Self.defaultName(output), match: match, matchDest: matchDest, id: id, seed: seed,
             effort: effortLevel)
-        print(json ? try report.json() : report.text())
+        let text = json ? try report.json() : report.text()
+        // With `-o -` the dictionary is on standard output: the report goes to standard error.
+        if output == "-" {
+            FileHandle.standardError.write(Data((text + "\n").utf8))
+        } else {
+            print(text)
+        }
     }
 
     /// The store record for the result when --store is given (needs --match, validated up front so a
@@ -234,19 +240,6 @@ struct TrainCommand: ParsableCommand {
     static func defaultName(_ output: String) -> String {
         let base = (output as NSString).lastPathComponent
         let stem = (base as NSString).deletingPathExtension
-        return stem.isEmpty ? "trained" : stem
-    }
-
-    /// Fails before training when the output's directory is missing or not writable.
-    static func checkOutputWritable(_ output: String) throws {
-        let directory = (output as NSString).deletingLastPathComponent
-        let dir = directory.isEmpty ? "." : directory
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw CLIError("\(output): directory \(dir) does not exist")
-        }
-        guard FileManager.default.isWritableFile(atPath: dir) else {
-            throw CLIError("\(output): directory \(dir) is not writable")
-        }
+        return stem.isEmpty || output == "-" ? "trained" : stem
     }
 }

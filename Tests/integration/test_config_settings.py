@@ -324,3 +324,26 @@ def test_quick_mode_honours_the_environment(dcserve_bin, quick):
         assert s.get("/static/app.v1.js", headers)[1].get("DCServe-Decision")
     err = refused(dcserve_bin, quick, env={"DCSERVE_SERVER_HEADER_TIMEOUT_SECONDS": "1e300"})
     assert "server.headerTimeoutSeconds" in err
+
+
+def test_quick_mode_upstream_takes_its_environment_settings(dcserve_bin, tmp_path):
+    """`serve --upstream URL` is the upstream named `upstream`: DCSERVE_UPSTREAMS_UPSTREAM_* set its
+    settings as for a file's upstream (a read timeout of 1 s against an upstream that answers after
+    4 s gives 504, the default 60 s would wait and relay a 200), and a variable of that prefix naming
+    no upstream setting is refused, as a file's unknown key is."""
+    from upstream_support import GarbageUpstream
+    reply = b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\nConnection: close\r\n\r\nslow"
+    args = ["--upstream", None, "--store", str(tmp_path / "store")]
+    with GarbageUpstream(reply=reply, delay=4) as slow:
+        args[1] = slow.base
+        with DCServe(dcserve_bin, args, cwd=str(tmp_path)) as s:
+            status, _, body = s.get("/x")
+            assert status == 200 and body == b"slow"
+        env = {"DCSERVE_UPSTREAMS_UPSTREAM_READ_TIMEOUT_SECONDS": "1"}
+        with DCServe(dcserve_bin, args, cwd=str(tmp_path), env=env) as s:
+            status, _, _ = s.get("/x")
+            assert status == 504
+    err = refused(dcserve_bin, ["--upstream", "http://127.0.0.1:9"], env={"DCSERVE_UPSTREAMS_UPSTREAM_READ_TIMEOUT": "3"})
+    assert "DCSERVE_UPSTREAMS_UPSTREAM_READ_TIMEOUT" in err and "readTimeoutSeconds" in err, err
+    err = refused(dcserve_bin, ["--upstream", "http://127.0.0.1:9"], env={"DCSERVE_UPSTREAMS_UPSTREAM_READ_TIMEOUT_SECONDS": "-1"})
+    assert "upstreams.upstream.readTimeoutSeconds" in err, err

@@ -58,3 +58,23 @@ def test_files_the_store_did_not_write_survive(dcserve_bin, tmp_path):
     assert not (store / "quarantine").exists() or not os.listdir(store / "quarantine")
     assert (store / hashlib.sha256(JS).hexdigest()).read_bytes() == JS
     assert "not written by it" in logs
+
+
+def test_the_partition_secret_is_no_foreign_file(dcserve_bin, tmp_path):
+    """dcserve keeps its `partition-secret` in the store directory: a restart does not warn about it as
+    a file the store did not write (a file that is foreign still is warned about)."""
+    root = tmp_path / "site"
+    (root / "static").mkdir(parents=True)
+    (root / "static/app.v1.js").write_bytes(JS)
+    store = tmp_path / "store"
+    args = ["--root", str(root), "--store", str(store), "--dictionaries", "/static/app.*.js", "--partition-header", "authorization"]
+    for run_index in range(2):
+        with DCServe(dcserve_bin, args) as s:
+            assert s.get("/static/app.v1.js")[0] == 200
+            logs = s.logs()
+        assert (store / "partition-secret").exists()
+        assert "partition-secret" not in logs and "not written by it" not in logs, logs
+    (store / "notes.txt").write_bytes(b"mine\n")
+    with DCServe(dcserve_bin, args) as s:
+        logs = s.logs()
+    assert "notes.txt" in logs and "partition-secret" not in logs, logs

@@ -105,6 +105,7 @@ public enum ConfigurationLoader {
         c.admin.host = try r.string("admin.host") ?? c.admin.host
         c.admin.port = try r.int("admin.port") ?? c.admin.port
         c.admin.metricsPath = try r.string("admin.metricsPath") ?? c.admin.metricsPath
+        c.admin.allowedHosts = try r.stringArray("admin.allowedHosts") ?? c.admin.allowedHosts
         c.health.livenessPath = try r.string("health.livenessPath") ?? c.health.livenessPath
         c.health.readinessPath = try r.string("health.readinessPath") ?? c.health.readinessPath
         c.health.accessLog = try r.bool("health.accessLog") ?? c.health.accessLog

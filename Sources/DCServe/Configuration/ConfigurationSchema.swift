@@ -9,7 +9,7 @@ enum ConfigurationSchema {
         "store": ["path", "maxBytes", "maxEntriesPerRule", "retainAfterExpirySeconds", "kind", "postgres", "cacheMaxBytes",
                   "housekeepingSeconds", "readThreads"],
         "compression": ["preference", "minimumBytes", "variantCacheBytes", "dictionaryMemoryBytes", "precompress", "levels", "serverTiming", "compareSmallBodies"],
-        "admin": ["enabled", "host", "port", "metricsPath"],
+        "admin": ["enabled", "host", "port", "metricsPath", "allowedHosts"],
         "health": ["livenessPath", "readinessPath", "accessLog"],
     ]
     static let ruleKeys: Set<String> = ["match", "resources", "matchDest", "id", "maxAge", "compress", "allowPrivate",

@@ -48,6 +48,10 @@ extension DCServeConfiguration {
         }
         try check((0...65_535).contains(admin.port), "admin.port", "must be 0…65535 (0 picks a free port)")
         try check(!admin.host.isEmpty, "admin.host", "must not be empty")
+        for name in admin.allowedHosts {
+            try check(!name.isEmpty && name.unicodeScalars.allSatisfy { $0.isASCII && $0.value > 0x20 && !"/:[]@,".unicodeScalars.contains($0) },
+                      "admin.allowedHosts", "\(name.debugDescription) is not a host name (no port, no spaces; * allows every name)")
+        }
         for (key, path) in [("admin.metricsPath", admin.metricsPath), ("health.livenessPath", health.livenessPath),
                             ("health.readinessPath", health.readinessPath)] {
             try check(path.hasPrefix("/"), key, "must be a path starting with /")

@@ -153,6 +153,9 @@ public struct DCServeConfiguration: Sendable, Equatable {
         /// 0 picks a free port (logged as `admin listening on http://HOST:PORT`).
         public var port = 9090
         public var metricsPath = "/metrics"
+        /// Names the admin listener answers besides `localhost` and IP addresses (`Host` checked
+        /// against DNS rebinding, see ``AdminHostCheck``); `*` for every name.
+        public var allowedHosts: [String] = []
         public init() {}
     }
 
