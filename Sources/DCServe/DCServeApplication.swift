@@ -4,6 +4,7 @@ import DictionaryStorePostgres
 import DictionaryTransport
 import Foundation
 import HTTPServer
+import HTTPTypes
 import Logging
 import Synchronization
 
@@ -104,17 +105,32 @@ public final class DCServeApplication: @unchecked Sendable {
         let history = HistoryDictionaries(rules: rules, store: store, library: library, partitionSecret: partitionSecret,
                                           logger: logger)
         self.history = history
+        let resources = ResourceCache(budget: max(c.compression.variantCacheBytes / 2, 1 << 20))
+        let observer = CompressionObservers(observed ? [metrics, activity] : [])
         let compression = DictionaryCompressionMiddleware(
             rules: rules, settings: c.compression, store: store, library: library, variants: variants,
-            resources: ResourceCache(budget: max(c.compression.variantCacheBytes / 2, 1 << 20)),
-            background: background, observer: CompressionObservers(observed ? [metrics, activity] : []), logger: logger,
+            resources: resources, background: background, observer: observer, logger: logger,
             live: liveIndex, partitionSecret: partitionSecret, decisionHeader: c.server.decisionHeader, history: history,
             sharedCaches: c.server.sharedCaches, storeHealth: storeHealth)
         let inner: any HTTPHandler = router ?? staticFiles!  // no routes → servesSite
-        var middlewares: [any HTTPMiddleware] = observed ? [MetricsMiddleware(metrics: metrics)] : []
-        middlewares += [health, compression, outOfBand]
+        var middlewares: [any HTTPMiddleware] = [health, compression, outOfBand]
         if let history { middlewares.append(HistoryDictionaryMiddleware(history: history)) }
-        handler = inner.wrapped(in: middlewares)
+        var served = inner.wrapped(in: middlewares)
+        if let source = ExperimentKeySource(configuration: c), let groupField = HTTPField.Name(c.experiment.groupHeader) {
+            // The control group: the same inner handler behind a compression step without rules.
+            let plain = DictionaryCompressionMiddleware(
+                rules: try DictionaryRuleSet(rules: [], outOfBand: []), settings: c.compression, store: store, library: library,
+                variants: variants, resources: resources, background: background, observer: observer, logger: logger,
+                decisionHeader: c.server.decisionHeader, sharedCaches: c.server.sharedCaches)
+            served = ExperimentRouter(
+                assignment: ExperimentAssignment(source: source, controlShare: c.experiment.controlShare), groupField: groupField,
+                control: inner.wrapped(in: [health, plain]), dictionary: served, metrics: observed ? ExperimentMetrics() : nil,
+                controlStrippedFields: c.rules.compactMap { rule in
+                    if case .upstreamHeader(let name)? = rule.partition { return HTTPField.Name(name) }
+                    return nil
+                })
+        }
+        handler = observed ? served.wrapped(in: [MetricsMiddleware(metrics: metrics)]) : served
         compressionMiddleware = compression
 
         let timer = DispatchSource.makeTimerSource(queue: housekeepingQueue)
@@ -178,6 +194,7 @@ public final class DCServeApplication: @unchecked Sendable {
     public func refreshGauges(openConnections: Int) {
         metrics.openConnections.record(openConnections)
         metrics.storedDictionaries.record(store.hashes.count)
+        metrics.storeDegraded.record(readiness.storeIsDegraded ? 1 : 0)
     }
 
     /// Writes pending store updates and applies retention.
