@@ -17,7 +17,8 @@ public enum EstimateHTMLReport {
             table{border-collapse:collapse;margin:8px 0 24px}th,td{border-bottom:1px solid #ddd;padding:4px 10px;text-align:right}
             th:first-child,td:first-child{text-align:left}th{background:#f4f4f4}
             .plot{display:inline-block;margin:0 16px 16px 0;vertical-align:top}.plot h3{font-size:13px;margin:4px 0}
-            .plain{stroke:#999;fill:#999}.dict{stroke:#1769c2;fill:#1769c2}.axis{stroke:#444}.legend{font-size:12px}
+            .plain{stroke:#999;fill:#999}.dict{stroke:#1769c2;fill:#1769c2}polyline.plain,polyline.dict{fill:none}
+            .axis{stroke:#444}.legend{font-size:12px}
             code{background:#f4f4f4;padding:0 3px}
             </style></head><body>
             <h1>dcserve estimate</h1>

@@ -88,7 +88,7 @@ struct ReplayPass {
         observations.reserveCapacity(exchanges.count)
         for exchange in exchanges {
             clock.withLock { $0 = exchange.started }
-            observations.append(replay(exchange, port: Int(port), transport: transport, client: client,
+            observations.append(replay(exchange, port: Int(port), transport: transport, client: client, identity: identity,
                                        partition: identity.partition(of: exchange), now: exchange.started))
         }
         transport.close()
@@ -97,7 +97,7 @@ struct ReplayPass {
     }
 
     private func replay(_ exchange: RecordedExchange, port: Int, transport: ReplayTransport, client: DictionaryClient,
-                        partition: String, now: Date) -> ReplayObservation {
+                        identity: ClientIdentity, partition: String, now: Date) -> ReplayObservation {
         var fields = HTTPFields()
         for (name, value) in exchange.requestFields where !name.hasPrefix(":") && !Self.droppedRequestFields.contains(name.lowercased()) {
             guard let fieldName = HTTPField.Name(name) else { continue }
@@ -135,7 +135,8 @@ struct ReplayPass {
             let processed = try client.process(Self.withoutDate(response), for: prepared)
             for link in processed.dictionaryLinks.prefix(Self.maxLinkFetches) where !holds(client, link, partition: partition, now: now) {
                 guard let linkRequest = try? client.prepare(url: link.description, destination: "", partition: partition,
-                                                            fields: [.acceptEncoding: acceptEncoding]) else { continue }
+                                                            fields: Self.credentials(of: fields, identity: identity, acceptEncoding: acceptEncoding))
+                else { continue }
                 do {
                     let linked = try transport.send(method: "GET", pathAndQuery: link.pathAndQuery, fields: linkRequest.fields, body: [])
                     observation.linkFetches += 1
@@ -174,6 +175,18 @@ struct ReplayPass {
     /// cache would answer that fetch without the network).
     private func holds(_ client: DictionaryClient, _ link: ClientRequestTarget, partition: String, now: Date) -> Bool {
         client.store.entries(partition: partition).contains { $0.sourceURL == link.description && !$0.isExpired(at: now) }
+    }
+
+    /// The fields of a `Link` dictionary fetch: `Accept-Encoding` and the request's credentials
+    /// (`Authorization`, `Cookie`, the partition headers), as the app's own client would send them: a
+    /// per-user dictionary is only served to its user.
+    static func credentials(of fields: HTTPFields, identity: ClientIdentity, acceptEncoding: String) -> HTTPFields {
+        var out: HTTPFields = [.acceptEncoding: acceptEncoding]
+        for name in ["Authorization", "Cookie"] + identity.headers {
+            guard let field = HTTPField.Name(name), out[field] == nil else { continue }
+            for value in fields[values: field] { out.append(HTTPField(name: field, value: value)) }
+        }
+        return out
     }
 
     /// The response for the client, without `Date`: the client's clock is the recording's, the

@@ -110,15 +110,16 @@ import Testing
                 sent[group, default: 0] += Int(response.body.knownLength ?? 0)
             }
             let coding = second.head.headerFields[.contentEncoding] ?? "identity"
+            let note = first.accessLogNote.map { $0.description } ?? ""
             if group == .control {
                 #expect(first.head.headerFields[.useAsDictionary] == nil && second.head.headerFields[.useAsDictionary] == nil)
                 #expect(first.head.headerFields[Self.linkField] == nil && second.head.headerFields[Self.linkField] == nil)
                 #expect(!["dcb", "dcz"].contains(coding), "client-\(i): control got \(coding)")
-                #expect((first.accessLogNote?.description ?? "").hasSuffix("group=control"))
+                #expect(note.hasSuffix("group=control"), "\(note)")
             } else {
                 #expect(first.head.headerFields[.useAsDictionary] != nil)
                 #expect(["dcb", "dcz"].contains(coding), "client-\(i): dictionary group got \(coding)")
-                #expect((first.accessLogNote?.description ?? "").hasSuffix(group == .unkeyed ? "group=dictionary keyed=no" : "group=dictionary"))
+                #expect(note.hasSuffix(group == .unkeyed ? "group=dictionary keyed=no" : "group=dictionary"), "\(note)")
             }
         }
         #expect(abs(Double(counts[.control, default: 0]) / Double(2 * 1980) - 0.5) <= 0.03)

@@ -300,6 +300,8 @@ class ReplayClient:
                 continue
             link_chosen = self._select(partition, link, "")
             link_headers = {"Accept-Encoding": self.accept_encoding + (", dcb, dcz" if link_chosen else "")}
+            # The app's client sends its credentials: a per-user dictionary is served to its user only.
+            link_headers.update({k: v for k, v in headers.items() if k.lower() in ("authorization", "cookie")})
             if link_chosen:
                 link_headers["Available-Dictionary"] = ":" + base64.b64encode(link_chosen["hash"]).decode() + ":"
             s, f, d = self._exchange("GET", link, link_headers, None)
