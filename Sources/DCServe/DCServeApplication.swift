@@ -125,6 +125,7 @@ public final class DCServeApplication: @unchecked Sendable {
             served = ExperimentRouter(
                 assignment: ExperimentAssignment(source: source, controlShare: c.experiment.controlShare), groupField: groupField,
                 control: inner.wrapped(in: [health, plain]), dictionary: served, metrics: observed ? ExperimentMetrics() : nil,
+                activity: observed ? activity.experiment : nil,
                 controlStrippedFields: c.rules.compactMap { rule in
                     if case .upstreamHeader(let name)? = rule.partition { return HTTPField.Name(name) }
                     return nil

@@ -14,6 +14,7 @@ import re
 
 import pytest
 
+from chromium import Chromium
 from conftest import ROOT
 from dcserve_server import DCServe
 
@@ -109,6 +110,26 @@ def test_split_stable_across_restarts_and_instances(dcserve_bin, tmp_path):
         assert sum(sent.values()) == body_total, (sent, body_total)
         ttlb = metric_sums(a, "dcserve_experiment_time_to_last_byte_seconds_count")
         assert sum(ttlb.values()) == total, ttlb
+        # The live view: the groups side by side over their last 1000 finished responses.
+        _, _, live = a.get("/dcserve/live.json", admin=True)
+        groups_live = {g["group"]: g for g in json.loads(live)["groups"]}
+        assert set(groups_live) <= {"control", "dictionary", "unkeyed"} and {"control", "dictionary"} <= set(groups_live)
+        assert sum(g["responses"] for g in groups_live.values()) == 1000, groups_live
+        for g in groups_live.values():
+            assert 0 < g["p50Milliseconds"] <= g["p95Milliseconds"] and g["sent"] <= g["identity"], g
+        # Deltas: the dictionary group's v2 responses are far smaller than control's br.
+        assert groups_live["dictionary"]["sent"] / groups_live["dictionary"]["responses"] < \
+            groups_live["control"]["sent"] / groups_live["control"]["responses"], groups_live
+        with Chromium() as browser:
+            browser.navigate(f"http://127.0.0.1:{a.admin_port}/dcserve")
+            rows = []
+            for _ in range(50):
+                rows = browser.evaluate("[...document.querySelectorAll('#groups tbody tr')].map(tr => [tr.dataset.group, tr.children[1].textContent, tr.children[6].textContent])")
+                if rows:
+                    break
+                browser.pump(0.2)
+            assert not browser.evaluate("document.getElementById('experiment').hidden")
+            assert {r[0] for r in rows} == set(groups_live) and all(float(r[2]) > 0 for r in rows), rows
         a.stop()
         log = a.logs()
         assert "group=control" in log and "group=dictionary" in log and "group=dictionary keyed=no" in log

@@ -17,18 +17,22 @@ public struct ExperimentRouter: HTTPHandler {
     public let control: any HTTPHandler
     public let dictionary: any HTTPHandler
     public let metrics: ExperimentMetrics?
+    /// The live view's per-group samples (nil without an admin listener).
+    public let activity: ExperimentActivity?
     /// Response fields the control chain must not pass on: upstream partition fields, which the
     /// dictionary chain's compression step removes (the control chain has no rules to do it).
     public let controlStrippedFields: [HTTPField.Name]
     private let varyName: String
 
     public init(assignment: ExperimentAssignment, groupField: HTTPField.Name, control: any HTTPHandler,
-                dictionary: any HTTPHandler, metrics: ExperimentMetrics?, controlStrippedFields: [HTTPField.Name] = []) {
+                dictionary: any HTTPHandler, metrics: ExperimentMetrics?, activity: ExperimentActivity? = nil,
+                controlStrippedFields: [HTTPField.Name] = []) {
         self.assignment = assignment
         self.groupField = groupField
         self.control = control
         self.dictionary = dictionary
         self.metrics = metrics
+        self.activity = activity
         self.controlStrippedFields = controlStrippedFields
         varyName = switch assignment.source {
         case .header(let name): name.rawName
@@ -40,7 +44,7 @@ public struct ExperimentRouter: HTTPHandler {
         let group = assignment.group(of: request.head.headerFields)
         let isHead = request.head.method == .head
         let chain = group.usesDictionaries ? dictionary : control
-        chain.handle(request) { [groupField, controlStrippedFields, varyName, metrics] response in
+        chain.handle(request) { [groupField, controlStrippedFields, varyName, metrics, activity] response in
             var out = response
             if !group.usesDictionaries {
                 for name in controlStrippedFields { out.head.headerFields[name] = nil }
@@ -49,14 +53,15 @@ public struct ExperimentRouter: HTTPHandler {
             out.head.headerFields[.vary] = VaryField.merged(existing: out.head.headerFields[values: .vary], adding: [varyName])
             let decision = (response.accessLogNote as? DecisionLogNote)?.decision
             out.accessLogNote = ExperimentLogNote(group: group, inner: response.accessLogNote)
-            if let metrics {
+            if metrics != nil || activity != nil {
                 let sent = isHead ? 0 : out.body.knownLength ?? 0
-                let identity = decision?.identityBytes.map(Int64.init) ?? sent
-                metrics.responded(group: group, rule: decision?.rule, sentBytes: sent, identityBytes: isHead ? 0 : identity)
+                let identity = isHead ? 0 : decision?.identityBytes.map(Int64.init) ?? sent
+                metrics?.responded(group: group, rule: decision?.rule, sentBytes: sent, identityBytes: identity)
                 let previous = out.onComplete
                 out.onComplete = { bytes, nanoseconds in
                     previous?(bytes, nanoseconds)
-                    metrics.completed(group: group, rule: decision?.rule, nanoseconds: nanoseconds)
+                    metrics?.completed(group: group, rule: decision?.rule, nanoseconds: nanoseconds)
+                    activity?.record(group: group, sent: sent, identity: identity, nanoseconds: nanoseconds)
                 }
             }
             respond(out)

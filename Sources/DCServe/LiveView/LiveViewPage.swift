@@ -55,6 +55,13 @@ enum LiveViewPage {
     <thead><tr><th>rule</th><th class="num">responses</th><th class="num">deltas</th><th class="num">hit ratio</th><th class="num">best plain</th><th class="num">sent</th><th class="num">saved</th></tr></thead>
     <tbody></tbody>
   </table>
+  <section id="experiment" hidden>
+  <h2>Experiment groups <span class="muted">(last 1000 finished responses; time to last byte from request parsed to last byte queued)</span></h2>
+  <table id="groups">
+    <thead><tr><th>group</th><th class="num">responses</th><th class="num">sent</th><th class="num">identity</th><th class="num">sent / response</th><th class="num">p50 ms</th><th class="num">p95 ms</th></tr></thead>
+    <tbody></tbody>
+  </table>
+  </section>
   <h2>Stored dictionaries</h2>
   <div class="scroll"><table id="dictionaries">
     <thead><tr><th>hash</th><th>rule</th><th>match</th><th>match-dest</th><th>id</th><th class="num">size</th><th class="num">age</th><th class="num">hits</th><th>source</th><th>partition</th></tr></thead>
@@ -112,6 +119,21 @@ function renderRules(list) {
     cell(tr, u.bestPlain, "num", "best-plain");
     cell(tr, u.sent, "num", "sent");
     cell(tr, u.saved, "num", "saved").title = fmtBytes(u.saved);
+    return tr;
+  }));
+}
+function renderGroups(list) {
+  document.getElementById("experiment").hidden = list.length === 0;
+  document.querySelector("#groups tbody").replaceChildren(...list.map(g => {
+    const tr = document.createElement("tr");
+    tr.dataset.group = g.group;
+    cell(tr, g.group, "", "group");
+    cell(tr, g.responses, "num", "responses");
+    cell(tr, g.sent, "num", "sent").title = fmtBytes(g.sent);
+    cell(tr, g.identity, "num", "identity").title = fmtBytes(g.identity);
+    cell(tr, Math.round(g.sent / g.responses), "num", "per-response");
+    cell(tr, g.p50Milliseconds.toFixed(2), "num", "p50");
+    cell(tr, g.p95Milliseconds.toFixed(2), "num", "p95");
     return tr;
   }));
 }
@@ -192,6 +214,7 @@ async function refresh() {
     document.getElementById("bucket-seconds").textContent = s.bucketSeconds;
     renderDictionaries(s.dictionaries);
     renderRules(s.rules);
+    renderGroups(s.groups);
     renderRequests(s.requests);
     lastRequests = s.requests;
     renderPlot(s.buckets);

@@ -83,6 +83,8 @@ public struct LiveViewSnapshot: Codable, Sendable {
     public var totals: Totals
     /// Per rule over `requests` (GET and HEAD with a rule), in order of the rule's most recent response.
     public var rules: [RuleSummary]
+    /// The A/B switch's groups over their recent finished responses (empty without an experiment).
+    public var groups: [ExperimentActivity.GroupSummary]
 
     /// Dictionaries shown at most (most recently served first).
     public static let maxDictionaries = 200
@@ -124,6 +126,7 @@ public struct LiveViewSnapshot: Codable, Sendable {
         t.deltas = requests.filter { $0.decision == "delta" }.count
         totals = t
         rules = Self.summarise(requests)
+        groups = activity.experiment.summaries()
     }
 
     /// ``RuleSummary`` per rule of `requests` (GET and HEAD only).
