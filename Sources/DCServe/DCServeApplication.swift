@@ -129,7 +129,8 @@ public final class DCServeApplication: @unchecked Sendable {
                 controlStrippedFields: c.rules.compactMap { rule in
                     if case .upstreamHeader(let name)? = rule.partition { return HTTPField.Name(name) }
                     return nil
-                })
+                },
+                groupDependent: c.server.sharedCaches == .ignoreVary ? Self.groupDependentPaths(rules, c.outOfBand) : nil)
         }
         handler = observed ? served.wrapped(in: [MetricsMiddleware(metrics: metrics)]) : served
         compressionMiddleware = compression
@@ -171,6 +172,16 @@ public final class DCServeApplication: @unchecked Sendable {
             let handler: any HTTPHandler = route.upstream.flatMap { upstreamHandlers[$0] } ?? site!
             return (name: route.name, prefix: route.prefix, handler: handler)
         })
+    }
+
+    /// Whether a path's responses can differ between the experiment's groups: a rule advertises,
+    /// compresses or builds history dictionaries for it, or an out-of-band dictionary's `Link` goes on it.
+    static func groupDependentPaths(_ rules: DictionaryRuleSet, _ outOfBand: [OutOfBandDictionary]) -> @Sendable (Substring) -> Bool {
+        let pages = outOfBand.compactMap { try? URLPattern($0.advertiseOn, base: nil) }
+        return { path in
+            rules.advertisingRule(for: path) != nil || rules.dictionaryScope(for: path) != nil || rules.historyRule(for: path) != nil
+                || pages.contains { $0.matches(path: path) }
+        }
     }
 
     /// Starts precompression (if configured). Call once the listeners are open: a start-up that

@@ -63,6 +63,8 @@ def groups_of(server: DCServe, clients: range, deltas: bool) -> tuple[dict[str, 
         groups[f"client-{i}"] = group
         responses += 1
         assert "X-Client-Id".lower() in first.get("vary", "").lower()
+        # server.sharedCaches defaults to ignoreVary: a CDN must not give one group's response to the other.
+        assert "private" in first.get("cache-control", ""), first
         if not deltas:
             continue
         status, second, body = c.get("/static/app.v2.js", {**ident, "Accept-Encoding": "gzip, br, zstd, dcb, dcz",

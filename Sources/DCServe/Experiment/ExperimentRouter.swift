@@ -22,11 +22,16 @@ public struct ExperimentRouter: HTTPHandler {
     /// Response fields the control chain must not pass on: upstream partition fields, which the
     /// dictionary chain's compression step removes (the control chain has no rules to do it).
     public let controlStrippedFields: [HTTPField.Name]
+    /// Paths whose responses differ between the groups (a rule advertises or compresses them, or a
+    /// `Link` is added); when set (`server.sharedCaches: ignoreVary`), their responses in both groups
+    /// get `Cache-Control: private`, since a shared cache that ignores `Vary` would hand one group's
+    /// response to the other.
+    public let groupDependent: (@Sendable (Substring) -> Bool)?
     private let varyName: String
 
     public init(assignment: ExperimentAssignment, groupField: HTTPField.Name, control: any HTTPHandler,
                 dictionary: any HTTPHandler, metrics: ExperimentMetrics?, activity: ExperimentActivity? = nil,
-                controlStrippedFields: [HTTPField.Name] = []) {
+                controlStrippedFields: [HTTPField.Name] = [], groupDependent: (@Sendable (Substring) -> Bool)? = nil) {
         self.assignment = assignment
         self.groupField = groupField
         self.control = control
@@ -34,6 +39,7 @@ public struct ExperimentRouter: HTTPHandler {
         self.metrics = metrics
         self.activity = activity
         self.controlStrippedFields = controlStrippedFields
+        self.groupDependent = groupDependent
         varyName = switch assignment.source {
         case .header(let name): name.rawName
         case .cookie: "Cookie"
@@ -44,12 +50,16 @@ public struct ExperimentRouter: HTTPHandler {
         let group = assignment.group(of: request.head.headerFields)
         let isHead = request.head.method == .head
         let chain = group.usesDictionaries ? dictionary : control
+        let privately = groupDependent?(request.pathWithoutQuery) ?? false
         chain.handle(request) { [groupField, controlStrippedFields, varyName, metrics, activity] response in
             var out = response
             if !group.usesDictionaries {
                 for name in controlStrippedFields { out.head.headerFields[name] = nil }
             }
             out.head.headerFields[groupField] = group.fieldValue
+            if privately {
+                out.head.headerFields[.cacheControl] = DictionaryCompressionMiddleware.privately(out.head.headerFields[.cacheControl])
+            }
             out.head.headerFields[.vary] = VaryField.merged(existing: out.head.headerFields[values: .vary], adding: [varyName])
             let decision = (response.accessLogNote as? DecisionLogNote)?.decision
             out.accessLogNote = ExperimentLogNote(group: group, inner: response.accessLogNote)
