@@ -34,6 +34,7 @@ let package = Package(
         .library(name: "PortableZstd", targets: ["PortableZstd"]),
         // The lab (a product so the parser fuzzer in Fuzz/DCServeFuzz can link it).
         .library(name: "DCServeLab", targets: ["DCServeLab"]),
+        .library(name: "DCServeEstimate", targets: ["DCServeEstimate"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -212,11 +213,28 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
+        // `dcserve estimate`: a recorded session (HAR) replayed through an in-process dcserve (issue #37).
+        .target(
+            name: "DCServeEstimate",
+            dependencies: [
+                "DCServe",
+                "DictionaryClient",
+                "DictionaryCodec",
+                "DictionaryTransport",
+                "HTTPServer",
+                "HTTPClient",
+                "HTTPCore",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
         .executableTarget(
             name: "dcserve",
             dependencies: [
                 "DCServe",
                 "DCServeLab",
+                "DCServeEstimate",
                 "HTTPServer",
                 "DictionaryCodec",
                 "DictionaryTransport",
@@ -252,6 +270,7 @@ let package = Package(
         ),
         .testTarget(name: "DCServeTests", dependencies: [
             "DCServe", "HTTPClient", "HTTPCore", .product(name: "PropertyBased", package: "swift-property-based"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         .testTarget(name: "DictionaryStorePostgresTests", dependencies: ["DictionaryStorePostgres"]),
         .testTarget(name: "DCServeLabTests", dependencies: [
@@ -262,6 +281,7 @@ let package = Package(
         ]),
         // DictionaryCodec (libzstd) is the reference the pure-Swift decoder is compared with.
         .testTarget(name: "PortableZstdTests", dependencies: ["PortableZstd", "DictionaryCodec"]),
+        .testTarget(name: "DCServeEstimateTests", dependencies: ["DCServeEstimate", "DCServe", "DictionaryCodec"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -7,6 +7,17 @@ venv="$root/.deps/venv"
 req="$root/Tests/integration/requirements.txt"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 stamp="$venv/.req-$(sha256sum "$req" | cut -c1-16)"
-[ -f "$stamp" ] && exit 0
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
-touch "$stamp"
+if [ ! -f "$stamp" ]; then
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
+  touch "$stamp"
+fi
+# mitmproxy (HAR recordings for the estimate tests) in a virtualenv of its own: its pins conflict with
+# the test tools' (see requirements-mitmproxy.txt).
+mitm="$root/.deps/venv-mitmproxy"
+mreq="$root/Tests/integration/requirements-mitmproxy.txt"
+[ -x "$mitm/bin/python" ] || python3 -m venv "$mitm"
+mstamp="$mitm/.req-$(sha256sum "$mreq" | cut -c1-16)"
+if [ ! -f "$mstamp" ]; then
+  "$mitm/bin/python" -m pip install --quiet --disable-pip-version-check -r "$mreq"
+  touch "$mstamp"
+fi

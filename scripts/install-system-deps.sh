@@ -6,6 +6,7 @@ profile=${1:-build}
 pkgs=(libzstd-dev libssl-dev zlib1g-dev pkg-config zstd curl ca-certificates python3 python3-venv python3-pip)
 if [ "$profile" = test ]; then
   pkgs+=(chromium wrk nginx openssl strace)
+  pkgs+=(prometheus)     # the Prometheus recipes test (deploy/prometheus)
   pkgs+=(postgresql-15)  # throwaway PostgreSQL for the shared-store tests (scripts/throwaway-postgres.sh)
 fi
 missing=()

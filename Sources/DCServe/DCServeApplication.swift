@@ -4,6 +4,7 @@ import DictionaryStorePostgres
 import DictionaryTransport
 import Foundation
 import HTTPServer
+import HTTPTypes
 import Logging
 import Synchronization
 
@@ -104,17 +105,34 @@ public final class DCServeApplication: @unchecked Sendable {
         let history = HistoryDictionaries(rules: rules, store: store, library: library, partitionSecret: partitionSecret,
                                           logger: logger)
         self.history = history
+        let resources = ResourceCache(budget: max(c.compression.variantCacheBytes / 2, 1 << 20))
+        let observer = CompressionObservers(observed ? [metrics, activity] : [])
         let compression = DictionaryCompressionMiddleware(
             rules: rules, settings: c.compression, store: store, library: library, variants: variants,
-            resources: ResourceCache(budget: max(c.compression.variantCacheBytes / 2, 1 << 20)),
-            background: background, observer: CompressionObservers(observed ? [metrics, activity] : []), logger: logger,
+            resources: resources, background: background, observer: observer, logger: logger,
             live: liveIndex, partitionSecret: partitionSecret, decisionHeader: c.server.decisionHeader, history: history,
             sharedCaches: c.server.sharedCaches, storeHealth: storeHealth)
         let inner: any HTTPHandler = router ?? staticFiles!  // no routes → servesSite
-        var middlewares: [any HTTPMiddleware] = observed ? [MetricsMiddleware(metrics: metrics)] : []
-        middlewares += [health, compression, outOfBand]
+        var middlewares: [any HTTPMiddleware] = [health, compression, outOfBand]
         if let history { middlewares.append(HistoryDictionaryMiddleware(history: history)) }
-        handler = inner.wrapped(in: middlewares)
+        var served = inner.wrapped(in: middlewares)
+        if let source = ExperimentKeySource(configuration: c), let groupField = HTTPField.Name(c.experiment.groupHeader) {
+            // The control group: the same inner handler behind a compression step without rules.
+            let plain = DictionaryCompressionMiddleware(
+                rules: try DictionaryRuleSet(rules: [], outOfBand: []), settings: c.compression, store: store, library: library,
+                variants: variants, resources: resources, background: background, observer: observer, logger: logger,
+                decisionHeader: c.server.decisionHeader, sharedCaches: c.server.sharedCaches)
+            served = ExperimentRouter(
+                assignment: ExperimentAssignment(source: source, controlShare: c.experiment.controlShare), groupField: groupField,
+                control: inner.wrapped(in: [health, plain]), dictionary: served, metrics: observed ? ExperimentMetrics() : nil,
+                activity: observed ? activity.experiment : nil,
+                controlStrippedFields: c.rules.compactMap { rule in
+                    if case .upstreamHeader(let name)? = rule.partition { return HTTPField.Name(name) }
+                    return nil
+                },
+                groupDependent: c.server.sharedCaches == .ignoreVary ? Self.groupDependentPaths(rules, c.outOfBand) : nil)
+        }
+        handler = observed ? served.wrapped(in: [MetricsMiddleware(metrics: metrics)]) : served
         compressionMiddleware = compression
 
         let timer = DispatchSource.makeTimerSource(queue: housekeepingQueue)
@@ -156,6 +174,16 @@ public final class DCServeApplication: @unchecked Sendable {
         })
     }
 
+    /// Whether a path's responses can differ between the experiment's groups: a rule advertises,
+    /// compresses or builds history dictionaries for it, or an out-of-band dictionary's `Link` goes on it.
+    static func groupDependentPaths(_ rules: DictionaryRuleSet, _ outOfBand: [OutOfBandDictionary]) -> @Sendable (Substring) -> Bool {
+        let pages = outOfBand.compactMap { try? URLPattern($0.advertiseOn, base: nil) }
+        return { path in
+            rules.advertisingRule(for: path) != nil || rules.dictionaryScope(for: path) != nil || rules.historyRule(for: path) != nil
+                || pages.contains { $0.matches(path: path) }
+        }
+    }
+
     /// Starts precompression (if configured). Call once the listeners are open: a start-up that
     /// fails before then has no hashing in flight.
     public func startBackgroundWork() {
@@ -178,6 +206,7 @@ public final class DCServeApplication: @unchecked Sendable {
     public func refreshGauges(openConnections: Int) {
         metrics.openConnections.record(openConnections)
         metrics.storedDictionaries.record(store.hashes.count)
+        metrics.storeDegraded.record(readiness.storeIsDegraded ? 1 : 0)
     }
 
     /// Writes pending store updates and applies retention.

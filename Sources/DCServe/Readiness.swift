@@ -21,6 +21,12 @@ public final class Readiness: Sendable {
     /// Set true once every listener is bound, false when shutdown begins.
     public func setListenersOpen(_ value: Bool) { open.withLock { $0 = value } }
 
+    /// Whether the dictionary store is degraded: its directory not readable and writable, or a
+    /// degradation reported (e.g. the shared store unreachable). Read at every metrics scrape.
+    public var storeIsDegraded: Bool {
+        access(storePath, R_OK | W_OK | X_OK) != 0 || degradation() != nil
+    }
+
     /// nil when ready, else the reason it is not.
     public func problem() -> String? {
         guard open.withLock({ $0 }) else { return "listeners are not open" }

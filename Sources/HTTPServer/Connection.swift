@@ -92,6 +92,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     private var currentBytes: Int64 = 0
     private var currentStart: UInt64 = 0
     private var currentNote: (any CustomStringConvertible & Sendable)?
+    private var currentCompletion: (@Sendable (Int64, UInt64) -> Void)?
     private var continueSent = false
     private var inProcessInput = false
     /// A `flush()` is queued for the end of the loop's round (``flushSoon()``).
@@ -461,6 +462,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         guard let plan else { return }
         currentStatus = code
         currentNote = response.accessLogNote
+        currentCompletion = response.onComplete
         if out.capacity == 0 { out.reserveCapacity(1024 + Int(min(response.body.knownLength ?? 0, Int64(context.configuration.inlineFileBodyLimit)))) }
         currentBytes = 0
         if let prepared = response.prepared {
@@ -540,6 +542,10 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         context.accessLog.record(method: currentMethod, target: currentTarget, status: currentStatus, bytes: currentBytes,
                                  startNanos: currentStart, connectionID: id, note: currentNote)
         currentNote = nil
+        if let completion = currentCompletion {
+            currentCompletion = nil
+            completion(currentBytes, MonotonicClock.nanoseconds() &- currentStart)
+        }
         switch machine.responseQueued() {
         case .parseNext:
             if inFlush {

@@ -25,6 +25,11 @@ public struct HTTPServerResponse: Sendable {
     /// after the connection id; never sent. Its `description` is only formatted when the access log
     /// is enabled. Set by middleware; nil = nothing appended.
     public var accessLogNote: (any CustomStringConvertible & Sendable)?
+    /// Called once this response's last byte is queued for sending (when the access log records it),
+    /// with the bytes the access log counts and the nanoseconds since the request was parsed (its time
+    /// to last byte), on the connection's queue: keep it short. Not called for a response the
+    /// connection could not finish. Set by middleware; nil = nothing.
+    public var onComplete: (@Sendable (_ bytes: Int64, _ nanoseconds: UInt64) -> Void)?
 
     public init(head: HTTPResponse, body: ResponseBody = .empty) {
         self.head = head

@@ -18,6 +18,7 @@ struct DCServeCommand: AsyncParsableCommand {
             InspectCommand.self,
             FetchCommand.self,
             LabCommand.self,
+            EstimateCommand.self,
         ]
     )
 

@@ -36,30 +36,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Quick mode: proxy every request to this upstream (http://HOST:PORT or https://…); replaces the file's routes.", valueName: "url"))
     var upstream: String?
 
-    @Option(name: .customLong("dictionaries"), help: ArgumentHelp(
-        "Quick mode: a URL path pattern whose responses become dictionaries (repeatable).", valueName: "pattern"))
-    var dictionaryPatterns: [String] = []
-
-    @Option(name: .customLong("history-dictionaries"), help: ArgumentHelp(
-        "Quick mode: a URL path pattern with one :group segment (e.g. /api/chats/:chat/*); per group value a dictionary is built from recent responses and offered with Link (repeatable; defaults: \(Self.historyDefaults)).", valueName: "pattern"))
-    var historyPatterns: [String] = []
-
-    /// The history defaults as `--help` states them, from the settings themselves (so they cannot drift).
-    static var historyDefaults: String {
-        let d = HistoryDictionarySettings()
-        return "dictionary ≤ \(d.maxDictionaryBytes >> 10) KiB from a \(d.windowBytes >> 10) KiB window, first built after "
-            + "\(d.firstBuildBytes >> 10) KiB of responses, rebuilt after \(d.rebuildBytes >> 10) KiB new content or "
-            + "\(d.rebuildSeconds / 60) min, each usable \(d.lifetimeSeconds / 3600) h, \(d.keep) kept per group"
-    }
-
-    @Option(name: .customLong("dictionary-lifetime"), help: ArgumentHelp(
-        "Quick mode: the Cache-Control of responses the --dictionaries rules mark as dictionaries: auto (the default: max-age of a day for files; with --upstream the API's own value, and a response it marks no-cache or no-store is not made a dictionary), maxAge, upstream, or a Cache-Control value such as 'max-age=0, stale-while-revalidate=86400' (then browsers may show a response up to a day old while they revalidate it).",
-        valueName: "value"))
-    var dictionaryLifetime: String?
-
-    @Option(name: .customLong("partition-header"), help: ArgumentHelp(
-        "Quick mode: every --dictionaries and --history-dictionaries rule becomes private, partitioned by this request header (e.g. Authorization); requests without it share one anonymous partition.", valueName: "name"))
-    var partitionHeader: String?
+    @OptionGroup(title: "Quick mode rules")
+    var rules: QuickRuleOptions
 
     @Option(help: "Dictionary store directory (overrides store.path; default dictionaries/), or postgres://USER[:PASSWORD]@HOST:PORT/DB for the shared PostgreSQL store (store.path is then its local cache).")
     var store: String?
@@ -181,34 +159,7 @@ struct ServeCommand: AsyncParsableCommand {
             c.upstreams.append(try ConfigurationLoader.quickUpstream(name: Self.quickUpstreamName, url: upstream))
             c.routes = [Route(name: Self.quickUpstreamName, prefix: "/", upstream: Self.quickUpstreamName)]
         }
-        for (i, pattern) in dictionaryPatterns.enumerated() {
-            do {
-                try URLPattern.validate(pattern)
-            } catch {
-                throw CLIError("--dictionaries \(pattern): \(error)")
-            }
-            var rule = DictionaryRule(name: "quick\(i + 1)", match: pattern)
-            if let partitionHeader { rule.partition = .header(partitionHeader) }
-            if let dictionaryLifetime { rule.lifetime = DictionaryLifetime(configured: dictionaryLifetime) }
-            c.rules.append(rule)
-        }
-        for (i, pattern) in historyPatterns.enumerated() {
-            do {
-                try URLPattern.validate(pattern)
-            } catch {
-                throw CLIError("--history-dictionaries \(pattern): \(error)")
-            }
-            var rule = DictionaryRule(name: "history\(i + 1)", match: pattern)
-            rule.history = HistoryDictionarySettings()
-            if let partitionHeader { rule.partition = .header(partitionHeader) }
-            c.rules.append(rule)
-        }
-        if dictionaryLifetime != nil && dictionaryPatterns.isEmpty {
-            throw CLIError("--dictionary-lifetime applies to --dictionaries rules: give at least one")
-        }
-        if partitionHeader != nil && dictionaryPatterns.isEmpty && historyPatterns.isEmpty {
-            throw CLIError("--partition-header applies to --dictionaries and --history-dictionaries rules: give at least one of them")
-        }
+        try rules.apply(to: &c)
         try c.validate()
         return c
     }
@@ -244,13 +195,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// `error` under the flag's name when a command-line option set that key.
     func describe(_ error: ConfigurationError) -> String {
-        if error.key.hasPrefix("dictionaries.history"), config == nil || !historyPatterns.isEmpty,
-           let n = Int(error.key.dropFirst("dictionaries.history".count).prefix { $0.isNumber }), n >= 1, n <= historyPatterns.count {
-            return "--history-dictionaries \(historyPatterns[n - 1]): \(error.reason) (\(error.key))"
-        }
-        if error.key.hasPrefix("dictionaries.quick"), error.key.hasSuffix(".lifetime"), dictionaryLifetime != nil {
-            return "--dictionary-lifetime: \(error.reason) (\(error.key))"
-        }
+        if let message = rules.describe(error, fromFile: config != nil) { return message }
         guard let flag = flagsByKey[error.key] else { return error.description }
         return "\(flag): \(error.reason) (\(error.key))"
     }

@@ -52,6 +52,10 @@ def test_live_json_lists_dictionaries_and_decisions(traffic):
     assert requests[1]["sent"] == delta_size and requests[1]["identity"] == len(V2) and requests[1]["dictionary"] == hash16(V1)
     assert "secret" not in body.decode()
     assert data["totals"]["saved"] > 0 and sum(b["saved"] for b in data["buckets"]) == data["totals"]["saved"]
+    # Per rule over the recent GETs: the 404 has no rule; saved is against the best plain coding (br).
+    (rule,) = data["rules"]
+    assert (rule["rule"], rule["responses"], rule["deltas"]) == ("quick1", 3, 1), rule
+    assert rule["saved"] == rule["bestPlain"] - rule["sent"] > 0 and abs(rule["hitRatio"] - 1 / 3) < 1e-9, rule
     status, headers, page = server.get("/dcserve", admin=True)
     assert status == 200 and headers["Content-Type"].startswith("text/html")
     # Self-contained: no external asset (the only URL is the SVG namespace name).
@@ -78,7 +82,8 @@ def test_chromium_shows_the_live_view(traffic):
                       saved: document.getElementById('total-saved').dataset.bytes,
                       bars: document.querySelectorAll('#plot rect.saved').length,
                       savedBars: [...document.querySelectorAll('#plot rect.saved')].filter(r => Number(r.dataset.bytes) > 0).length,
-                      count: document.getElementById('dictionary-count').textContent};
+                      count: document.getElementById('dictionary-count').textContent,
+                      rules: rows('#rules'), times: [...document.querySelectorAll('#plot text.axis-time')].length};
             })()""")
             if state["updates"] >= 2:
                 break
@@ -89,7 +94,16 @@ def test_chromium_shows_the_live_view(traffic):
             (hash16(V1), "quick1", "/static/app*", str(len(V1)), "1"), (hash16(V2), "quick1", "/static/app*", str(len(V2)), "0")])
         decisions = [(r["path"], r["status"], r["decision"], r["coding"], r["reason"]) for r in state["requests"]]
         assert ("/static/app.v2.js", "200", "delta", "dcz", "hit") in decisions, decisions
-        assert ("/missing.txt", "404", "plain", "identity", "status") in decisions
+        # 404s (and POSTs, health probes) are hidden until "show all" is ticked.
+        assert not any(path == "/missing.txt" for path, *_ in decisions), decisions
+        shown = browser.evaluate("""(() => { const box = document.getElementById('show-all'); box.click();
+          return [...document.querySelectorAll('#requests tbody tr')].map(tr => [tr.children[2].textContent, tr.children[3].textContent]); })()""")
+        assert ["/missing.txt", "404"] in shown, shown
+        # Per rule: hit ratio and bytes saved against the best plain coding (br here), not identity.
+        rule = next(r for r in state["rules"] if r["rule"] == "quick1")
+        assert (rule["responses"], rule["deltas"], rule["hit-ratio"]) == ("3", "1", "33.3%"), rule
+        assert int(rule["saved"]) == int(rule["best-plain"]) - int(rule["sent"]) and int(rule["saved"]) > 0, rule
+        assert state["times"] == 2
         assert ("/static/app.v2.js", "200", "plain", "br", "no-dictionary-offered") in decisions
         delta = next(r for r in state["requests"] if r["decision"] == "delta")
         assert delta["sent"] == str(delta_size) and delta["identity"] == str(len(V2)) and delta["dictionary"] == hash16(V1)

@@ -146,6 +146,7 @@ public enum ConfigurationLoader {
         }
 
         c.partitionSecret = try r.string("dictionaries.partitionSecret")
+        c.experiment = try readExperiment(r)
         try readUpstreamsAndRoutes(r, into: &c)
         for name in try r.stringArray("outOfBand.names") ?? [] {
             let k = "outOfBand.\(name)"

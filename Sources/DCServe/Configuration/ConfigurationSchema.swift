@@ -11,12 +11,14 @@ enum ConfigurationSchema {
         "compression": ["preference", "minimumBytes", "variantCacheBytes", "dictionaryMemoryBytes", "precompress", "levels", "serverTiming", "compareSmallBodies"],
         "admin": ["enabled", "host", "port", "metricsPath", "allowedHosts"],
         "health": ["livenessPath", "readinessPath", "accessLog"],
+        "experiment": ["controlShare", "key", "groupHeader"],
     ]
     static let ruleKeys: Set<String> = ["match", "resources", "matchDest", "id", "maxAge", "compress", "allowPrivate",
                                           "upstreamVersions", "lifetime", "ttl", "partition", "history"]
     static let partitionKeys: Set<String> = ["header", "cookie", "upstreamHeader"]
     static let historyKeys: Set<String> = ["enabled", "maxBytes", "windowBytes", "firstBuildBytes", "rebuildBytes", "rebuildSeconds", "lifetimeSeconds",
                                            "keep", "maxGroups", "buildMillisecondsPerMinute"]
+    static let experimentKeyKeys: Set<String> = ["partition", "header", "cookie"]
     static let outOfBandKeys: Set<String> = ["file", "path", "match", "matchDest", "id", "maxAge", "advertiseOn", "allowOrigin"]
     static let upstreamKeys: Set<String> = [
         "servers", "connectTimeoutSeconds", "sendTimeoutSeconds", "readTimeoutSeconds", "maxIdleConnections",
@@ -71,6 +73,15 @@ enum ConfigurationSchema {
                 let object = try objectValue(value, key: section)
                 for key in object.keys.sorted() where !allowed.contains(key) {
                     throw ConfigurationError(key: "\(section).\(key)", "unknown key (known: \(allowed.sorted().joined(separator: ", ")))")
+                }
+                if section == "experiment", let key = object["key"] {
+                    let keyObject = try objectValue(key, key: "experiment.key")
+                    for field in keyObject.keys.sorted() where !experimentKeyKeys.contains(field) {
+                        throw ConfigurationError(key: "experiment.key.\(field)", "unknown key (known: cookie, header, partition)")
+                    }
+                    if keyObject.count != 1 {
+                        throw ConfigurationError(key: "experiment.key", "must name exactly one of partition, header, cookie")
+                    }
                 }
                 if section == "tls", let sni = object["sni"] {
                     try checkNamed(sni, section: "tls.sni", listKey: "names", allowed: sniKeys)

@@ -34,6 +34,7 @@ extension DCServeConfiguration {
         try SettingRange.check(store.retainAfterExpirySeconds, in: 0...SettingRange.maxAgeSeconds,
                                key: "store.retainAfterExpirySeconds", "seconds")
         try validatePostgresStore()
+        try validateExperiment()
         try check(!compression.preference.isEmpty, "compression.preference", "must list at least one coding")
         try check(Set(compression.preference).count == compression.preference.count, "compression.preference", "lists a coding twice")
         try SettingRange.check(compression.minimumBytes, in: 0...SettingRange.maxBytes, key: "compression.minimumBytes", "bytes")

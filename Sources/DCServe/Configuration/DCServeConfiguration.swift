@@ -24,6 +24,8 @@ public struct DCServeConfiguration: Sendable, Equatable {
     public var upstreams: [Upstream] = []
     /// Path prefixes → upstream or static site (longest prefix wins). Empty: everything → the site.
     public var routes: [Route] = []
+    /// The A/B switch (`experiment.*`); off unless `experiment.key` is set.
+    public var experiment = ExperimentSettings()
 
     public init() {}
 

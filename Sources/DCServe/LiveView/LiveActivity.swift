@@ -13,6 +13,8 @@ public final class LiveActivity: CompressionObserver {
     /// exceed `maxTrackedDictionaries`, so a flood of distinct hashes cannot grow it).
     private let hits = Mutex<[DictionaryHash: Int]>([:])
     public let maxTrackedDictionaries: Int
+    /// The A/B switch's recent responses per group (filled only when an experiment is configured).
+    public let experiment = ExperimentActivity()
 
     public init(recentCapacity: Int = 200, timeline: SavingsTimeline = SavingsTimeline(), maxTrackedDictionaries: Int = 100_000) {
         recent = BoundedRing(capacity: recentCapacity)

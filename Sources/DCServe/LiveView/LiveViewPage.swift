@@ -1,7 +1,9 @@
 /// The live view: one self-contained HTML page (inline CSS and JavaScript, no external assets, no
 /// build step) served by the admin listener at `/dcserve` (and `/`). It polls `live.json` (relative:
-/// `/dcserve/live.json`) every 2 s and renders the stored dictionaries, the recent responses with
-/// their decision and sizes, and the bytes saved by dictionaries per 10 s as an inline SVG bar plot.
+/// `/dcserve/live.json`) every 2 s and renders per rule the hit ratio and the bytes saved against the
+/// best plain coding, the stored dictionaries, the recent responses with their decision and sizes
+/// (POSTs and other methods, 404s and health probes hidden unless "show all" is ticked), and the
+/// bytes saved by dictionaries per 10 s as an inline SVG bar plot with a time axis.
 /// Every value from the server is inserted with `textContent` (request paths are client-controlled).
 enum LiveViewPage {
     static let html = #"""
@@ -48,12 +50,25 @@ enum LiveViewPage {
 <main>
   <h2>Bytes saved by dictionaries per <span id="bucket-seconds">10</span> s <span class="muted">(green: best plain − sent; grey: sent)</span></h2>
   <svg id="plot" width="720" height="120" viewBox="0 0 720 120" role="img" aria-label="bytes saved per bucket"></svg>
+  <h2>Per rule <span class="muted">(recent GET/HEAD responses; saved = best plain coding − sent, not identity − sent)</span></h2>
+  <table id="rules">
+    <thead><tr><th>rule</th><th class="num">responses</th><th class="num">deltas</th><th class="num">hit ratio</th><th class="num">best plain</th><th class="num">sent</th><th class="num">saved</th></tr></thead>
+    <tbody></tbody>
+  </table>
+  <section id="experiment" hidden>
+  <h2>Experiment groups <span class="muted">(last 1000 finished responses; time to last byte from request parsed to last byte queued)</span></h2>
+  <table id="groups">
+    <thead><tr><th>group</th><th class="num">responses</th><th class="num">sent</th><th class="num">identity</th><th class="num">sent / response</th><th class="num">p50 ms</th><th class="num">p95 ms</th></tr></thead>
+    <tbody></tbody>
+  </table>
+  </section>
   <h2>Stored dictionaries</h2>
   <div class="scroll"><table id="dictionaries">
     <thead><tr><th>hash</th><th>rule</th><th>match</th><th>match-dest</th><th>id</th><th class="num">size</th><th class="num">age</th><th class="num">hits</th><th>source</th><th>partition</th></tr></thead>
     <tbody></tbody>
   </table></div>
-  <h2>Recent responses <span class="muted">(newest first)</span></h2>
+  <h2>Recent responses <span class="muted">(newest first)</span>
+    <label class="muted"><input type="checkbox" id="show-all"> also POSTs and other methods, 404s and health probes</label></h2>
   <div class="scroll"><table id="requests">
     <thead><tr><th>time</th><th>method</th><th>path</th><th class="num">status</th><th>decision</th><th>coding</th><th>reason</th><th>dictionary</th><th>rule</th><th class="num">identity</th><th class="num">best plain</th><th class="num">sent</th></tr></thead>
     <tbody></tbody>
@@ -90,8 +105,41 @@ function renderDictionaries(list) {
   });
   body.replaceChildren(...rows);
 }
-function renderRequests(list) {
+// Hidden unless "show all" is ticked: what no dictionary rule acts on and what crowds the list.
+const routine = r => !(r.method === "GET" || r.method === "HEAD") || r.status === 404 || /^\/(healthz|readyz)$/.test(r.path);
+function renderRules(list) {
+  const body = document.querySelector("#rules tbody");
+  body.replaceChildren(...list.map(u => {
+    const tr = document.createElement("tr");
+    tr.dataset.rule = u.rule;
+    cell(tr, u.rule, "", "rule");
+    cell(tr, u.responses, "num", "responses");
+    cell(tr, u.deltas, "num", "deltas");
+    cell(tr, (100 * u.hitRatio).toFixed(1) + "%", "num", "hit-ratio");
+    cell(tr, u.bestPlain, "num", "best-plain");
+    cell(tr, u.sent, "num", "sent");
+    cell(tr, u.saved, "num", "saved").title = fmtBytes(u.saved);
+    return tr;
+  }));
+}
+function renderGroups(list) {
+  document.getElementById("experiment").hidden = list.length === 0;
+  document.querySelector("#groups tbody").replaceChildren(...list.map(g => {
+    const tr = document.createElement("tr");
+    tr.dataset.group = g.group;
+    cell(tr, g.group, "", "group");
+    cell(tr, g.responses, "num", "responses");
+    cell(tr, g.sent, "num", "sent").title = fmtBytes(g.sent);
+    cell(tr, g.identity, "num", "identity").title = fmtBytes(g.identity);
+    cell(tr, Math.round(g.sent / g.responses), "num", "per-response");
+    cell(tr, g.p50Milliseconds.toFixed(2), "num", "p50");
+    cell(tr, g.p95Milliseconds.toFixed(2), "num", "p95");
+    return tr;
+  }));
+}
+function renderRequests(all) {
   const body = document.querySelector("#requests tbody");
+  const list = document.getElementById("show-all").checked ? all : all.filter(r => !routine(r));
   const rows = list.map(r => {
     const tr = document.createElement("tr");
     tr.dataset.decision = r.decision;
@@ -138,8 +186,20 @@ function renderPlot(buckets) {
   label.setAttribute("x", 4); label.setAttribute("y", 11); label.setAttribute("font-size", 10);
   label.textContent = "max " + fmtBytes(max);
   parts.push(label);
+  // The time axis: the first and last bucket's start.
+  if (buckets.length) {
+    for (const [x, anchor, start] of [[2, "start", buckets[0].start], [w - 2, "end", buckets[buckets.length - 1].start]]) {
+      const t = document.createElementNS(ns, "text");
+      t.setAttribute("class", "axis-time");
+      t.setAttribute("x", x); t.setAttribute("y", h - 2); t.setAttribute("font-size", 10); t.setAttribute("text-anchor", anchor);
+      t.textContent = new Date(start * 1000).toLocaleTimeString();
+      parts.push(t);
+    }
+  }
   svg.replaceChildren(...parts);
 }
+let lastRequests = [];
+document.getElementById("show-all").addEventListener("change", () => renderRequests(lastRequests));
 async function refresh() {
   const status = document.getElementById("status");
   try {
@@ -153,7 +213,10 @@ async function refresh() {
     document.getElementById("total-saved").dataset.bytes = s.totals.saved;
     document.getElementById("bucket-seconds").textContent = s.bucketSeconds;
     renderDictionaries(s.dictionaries);
+    renderRules(s.rules);
+    renderGroups(s.groups);
     renderRequests(s.requests);
+    lastRequests = s.requests;
     renderPlot(s.buckets);
     status.className = "muted";
     status.textContent = "updated " + new Date(s.now * 1000).toLocaleTimeString();

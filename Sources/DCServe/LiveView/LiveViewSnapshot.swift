@@ -35,6 +35,39 @@ public struct LiveViewSnapshot: Codable, Sendable {
         public var sent: Int?
         public var field: String         // the DCServe-Decision value
     }
+    /// Per rule over the recent responses: how many, how many were deltas, and the bytes of the
+    /// responses whose best plain size is known (`bestPlain` − `sent` = saved against the best coding
+    /// dcserve would have sent without dictionaries, not against identity).
+    public struct RuleSummary: Codable, Sendable {
+        public var rule: String
+        public var responses = 0, deltas = 0, bestPlain = 0, sent = 0, saved = 0
+        public var hitRatio: Double { responses == 0 ? 0 : Double(deltas) / Double(responses) }
+
+        enum CodingKeys: String, CodingKey { case rule, responses, deltas, bestPlain, sent, saved, hitRatio }
+
+        init(rule: String) { self.rule = rule }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            rule = try c.decode(String.self, forKey: .rule)
+            responses = try c.decode(Int.self, forKey: .responses)
+            deltas = try c.decode(Int.self, forKey: .deltas)
+            bestPlain = try c.decode(Int.self, forKey: .bestPlain)
+            sent = try c.decode(Int.self, forKey: .sent)
+            saved = try c.decode(Int.self, forKey: .saved)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(rule, forKey: .rule)
+            try c.encode(responses, forKey: .responses)
+            try c.encode(deltas, forKey: .deltas)
+            try c.encode(bestPlain, forKey: .bestPlain)
+            try c.encode(sent, forKey: .sent)
+            try c.encode(saved, forKey: .saved)
+            try c.encode(hitRatio, forKey: .hitRatio)
+        }
+    }
     public struct Totals: Codable, Sendable {
         public var responses = 0, deltas = 0, identity = 0, bestPlain = 0, sent = 0, saved = 0
     }
@@ -48,6 +81,10 @@ public struct LiveViewSnapshot: Codable, Sendable {
     public var buckets: [SavingsTimeline.Bucket]
     /// Sums over `buckets` (the plotted window), and responses/deltas over `requests`.
     public var totals: Totals
+    /// Per rule over `requests` (GET and HEAD with a rule), in order of the rule's most recent response.
+    public var rules: [RuleSummary]
+    /// The A/B switch's groups over their recent finished responses (empty without an experiment).
+    public var groups: [ExperimentActivity.GroupSummary]
 
     /// Dictionaries shown at most (most recently served first).
     public static let maxDictionaries = 200
@@ -88,6 +125,27 @@ public struct LiveViewSnapshot: Codable, Sendable {
         t.responses = requests.count
         t.deltas = requests.filter { $0.decision == "delta" }.count
         totals = t
+        rules = Self.summarise(requests)
+        groups = activity.experiment.summaries()
+    }
+
+    /// ``RuleSummary`` per rule of `requests` (GET and HEAD only).
+    static func summarise(_ requests: [Request]) -> [RuleSummary] {
+        var byRule: [String: RuleSummary] = [:], order: [String] = []
+        for r in requests where r.method == "GET" || r.method == "HEAD" {
+            guard let rule = r.rule else { continue }
+            if byRule[rule] == nil { order.append(rule) }
+            var summary = byRule[rule] ?? RuleSummary(rule: rule)
+            summary.responses += 1
+            if r.decision == "delta" { summary.deltas += 1 }
+            if let bestPlain = r.bestPlain, let sent = r.sent {
+                summary.bestPlain += bestPlain
+                summary.sent += sent
+                summary.saved += bestPlain - sent
+            }
+            byRule[rule] = summary
+        }
+        return order.map { byRule[$0]! }
     }
 
     /// A partition id as shown: its first 8 characters (ids are 64 hex digits of an HMAC).

@@ -20,7 +20,7 @@ import Synchronization
 /// | `dcserve_live_events_total` | rule, event | live rules: `response`, `dictionaryHit`, `partitionMismatch`, `pastRetention` |
 /// | `dcserve_decisions_total` | rule, decision, reason | every response through the compression step: `decision` = `delta` / `plain` / `not-acceptable`, `reason` = `hit` or a ``DecisionReason`` label (`unknown-dictionary`, `partition-mismatch`, `no-transform`, …); `rule` = the covering rule or `-`. Per rule: responses = sum, dictionary hits = `decision="delta"`, partition mismatches = `reason="partition-mismatch"` |
 /// | `dcserve_rule_bytes_total` | rule, kind | compressible responses per rule: `kind` = `identity`, `best_plain`, `sent` (as the three `dcserve_compressible_*` totals) |
-/// | `dcserve_open_connections`, `dcserve_stored_dictionaries` | | gauges, refreshed at every scrape |
+/// | `dcserve_open_connections`, `dcserve_stored_dictionaries`, `dcserve_store_degraded` | | gauges, refreshed at every scrape |
 /// | `dcserve_tls_handshakes_total` | result | `completed` / `resumed` / `failed`, brought up to date at every scrape |
 ///
 /// Thread-safe: metric handles are created once per label set and cached under a `Mutex`.
@@ -59,6 +59,8 @@ public final class DCServeMetrics: CompressionObserver {
     private let tlsFailed = Counter(label: "dcserve_tls_handshakes_total", dimensions: [("result", "failed")])
     private let tlsReported = Mutex((completed: 0, resumed: 0, failed: 0))
     public let storedDictionaries = Gauge(label: "dcserve_stored_dictionaries")
+    /// 1 while the dictionary store is degraded (``Readiness/storeIsDegraded``), else 0.
+    public let storeDegraded = Gauge(label: "dcserve_store_degraded")
 
     public init() {}
 
