@@ -31,7 +31,7 @@ export DCSERVE_BIN := $(DCSERVE)
 export DCSERVE_BROTLI_CLI := $(BROTLI_CLI)
 
 .PHONY: deps deps-test build serve test unit-test integration-test fuzz fuzz-smoke bench bench-smoke clean \
-	fuzz-response-parser client-e2e
+	fuzz-response-parser client-e2e client-only-build
 
 deps:
 	@scripts/install-system-deps.sh build
@@ -69,6 +69,11 @@ integration-test: deps-test build client-e2e
 # AsyncHTTPClient and URLSession paths); a debug build, like the unit tests'.
 client-e2e: deps
 	swift build --product dictionary-client-e2e
+
+# The client targets built with no system library findable (a build folder of their own, so swift-crypto
+# is compiled again: minutes). Not part of `make test`; the closure tests there check the same by construction.
+client-only-build: deps-test
+	DCSERVE_CLIENT_ONLY_BUILD=1 $(VENV)/bin/python -m pytest -q Tests/integration/test_client_closure.py -k without_the_servers
 
 test: unit-test integration-test fuzz-smoke bench-smoke
 
