@@ -219,6 +219,7 @@ let package = Package(
             dependencies: [
                 "DCServe",
                 "DictionaryClient",
+                "DictionaryClientSystemCodecs",
                 "DictionaryCodec",
                 "DictionaryTransport",
                 "HTTPServer",

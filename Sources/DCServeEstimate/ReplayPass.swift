@@ -1,5 +1,6 @@
 import DCServe
 import DictionaryClient
+import DictionaryClientSystemCodecs
 import DictionaryTransport
 import Foundation
 import HTTPTypes
@@ -81,8 +82,9 @@ struct ReplayPass {
         }
         let transport = ReplayTransport(port: Int(port))
         let clock = LockedState(Date())
+        // The system libraries' decoders (dcb, br, gzip, zstd, dcz): each request names its Accept-Encoding.
         let client = DictionaryClient(store: try ClientDictionaryStore(location: .memory),
-                                      defaultAcceptEncoding: acceptEncoding, now: { clock.withLock { $0 } })
+                                      decoders: .systemLibraries, now: { clock.withLock { $0 } })
         let identity = ClientIdentity(configuration: configuration)
         var observations: [ReplayObservation] = []
         observations.reserveCapacity(exchanges.count)

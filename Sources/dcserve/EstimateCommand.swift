@@ -94,7 +94,7 @@ struct EstimateCommand: AsyncParsableCommand {
             throw CLIError("\(recording): nothing to replay (\(report.skipped.count) entries skipped: \(report.skipped.first?.reason ?? "-"))")
         }
         if let html {
-            do { try AtomicOutputFile.write(Array(EstimateHTMLReport.render(report).utf8), to: html) }
+            do { try CLIOutputFile.write(Array(EstimateHTMLReport.render(report).utf8), to: html) }
             catch { throw CLIError("cannot write \(html): \(error)") }
         }
         if json {

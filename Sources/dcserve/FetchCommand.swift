@@ -187,7 +187,7 @@ struct FetchCommand: ParsableCommand {
         }
         // A linked dictionary's body is only kept to become a dictionary: a larger one stops early.
         let decoder = FetchResponseDecoder(
-            dictionary: prepared.dictionary, output: output, maxDecodedBytes: isLink ? DictionaryRegistrar.maximumBodySize : nil)
+            dictionary: prepared.dictionary.map { CompressionDictionary(bytes: $0.bytes) }, output: output, maxDecodedBytes: isLink ? DictionaryRegistrar.maximumBodySize : nil)
         var failure: (any Error)?
         var bodyHash: DictionaryHash?
         do {
