@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "DictionaryTransport", targets: ["DictionaryTransport"]),
         .library(name: "DCServe", targets: ["DCServe"]),
         .library(name: "DictionaryStorePostgres", targets: ["DictionaryStorePostgres"]),
+        .library(name: "DictionaryStoreSQLite", targets: ["DictionaryStoreSQLite"]),
         .library(name: "DictionaryClient", targets: ["DictionaryClient"]),
         // The lab (a product so the parser fuzzer in Fuzz/DCServeFuzz can link it).
         .library(name: "DCServeLab", targets: ["DCServeLab"]),
@@ -34,6 +35,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         // Shared dictionary store (issue #15).
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        // The embedded single-instance dictionary store (SQLite through GRDB, on Debian's libsqlite3).
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // System-library shims. Link flags come from pkg-config only (no `link` lines in the maps).
@@ -99,9 +102,22 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
+        // The embedded SQLite dictionary store (one file, WAL, batched writes); keeps GRDB out of
+        // DictionaryTransport.
+        .target(
+            name: "DictionaryStoreSQLite",
+            dependencies: [
+                "DictionaryTransport",
+                "DictionaryCodec",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(
             name: "DCServe",
             dependencies: [
+                "DictionaryStoreSQLite",
+                "CLinux",  // malloc_trim when idle
                 "HTTPServer",
                 "HTTPClient",
                 "HTTPCore",
@@ -177,6 +193,10 @@ let package = Package(
             "DCServe", "HTTPClient", "HTTPCore", .product(name: "PropertyBased", package: "swift-property-based"),
         ]),
         .testTarget(name: "DictionaryStorePostgresTests", dependencies: ["DictionaryStorePostgres"]),
+        .testTarget(name: "DictionaryStoreSQLiteTests", dependencies: [
+            "DictionaryStoreSQLite", "DictionaryTransport", "DictionaryCodec",
+            .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "DCServeLabTests", dependencies: [
             "DCServeLab", "DictionaryCodec", "HTTPServer", .product(name: "PropertyBased", package: "swift-property-based"),
         ]),

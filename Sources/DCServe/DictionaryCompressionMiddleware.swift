@@ -90,8 +90,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     let partitionSecret: [UInt8]
     /// History dictionaries (issue #16), looked up by (partition, hash, path) before anything else.
     let history: HistoryDictionaries?
-    /// Writes live versions to the store off the request path (the store fsyncs each write).
-    let liveWrites = LiveStoreWriter()
+    /// Writes live versions to the store off the request path, many per transaction.
+    let liveWrites: LiveStoreWriter
     /// Add `DCServe-Decision` to every response (`server.decisionHeader`).
     let decisionHeader: Bool
     /// Whether the caches in front honour `Vary` (`server.sharedCaches`).
@@ -123,6 +123,14 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         self.observer = observer
         self.logger = logger
         memo = ResponseMemo(byteBudget: max(settings.variantCacheBytes / 4, 1 << 20))
+        liveWrites = LiveStoreWriter(store: store, onCommitted: { [observer, storeHealth, logger] writes in
+            for write in writes { observer.storedDictionary(write.hash, bytes: write.bytes.count) }
+            storeHealth.succeeded(logger: logger)
+        }, onFailed: { [storeHealth, logger] writes, error in
+            storeHealth.failed("\(error)", logger: logger,
+                               message: "cannot store live dictionaries (later requests naming them get a plain coding)",
+                               metadata: ["versions": "\(writes.count)", "path": "\(writes.first?.description.sourcePath ?? "")"])
+        })
     }
 
     public func handle(_ request: HTTPServerRequest, next: any HTTPHandler,
@@ -693,24 +701,13 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         }
         let now = Date()
         if !store.recordServed(resource.hash, partition: owner, at: now) {
-            let store = self.store, observer = self.observer, logger = self.logger, health = self.storeHealth
             let description = DictionaryDescription(
                 pattern: rule.match, matchDestinations: rule.matchDest, id: advertisement.id, rule: rule.name,
                 sourcePath: String(path), maxAge: usable, partition: owner)
             let live = self.live, hash = resource.hash
-            liveWrites.submit(.init(partition: owner, hash: hash), bytes: bytes.count,
-                              stillRetained: { !advertises || live.retains(hash, partition: partition) }) {
-                do {
-                    let hash = try store.put(bytes, description: description, now: now)
-                    observer.storedDictionary(hash, bytes: bytes.count)
-                    health.succeeded(logger: logger)
-                    return true
-                } catch {
-                    health.failed("\(error)", logger: logger, message: "cannot store live dictionary (later requests naming it get a plain coding)",
-                                  metadata: ["path": "\(path)"])
-                    return false
-                }
-            }
+            liveWrites.submit(.init(partition: owner, hash: hash),
+                              write: DictionaryStoreWrite(bytes: bytes, hash: hash, description: description, now: now),
+                              stillRetained: { !advertises || live.retains(hash, partition: partition) })
         }
         guard advertises else { return }
         fields[.useAsDictionary] = value
