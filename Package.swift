@@ -157,6 +157,7 @@ let package = Package(
             name: "dcserve",
             dependencies: [
                 "DCServe",
+                "DictionaryStoreSQLite",  // train --store
                 "DCServeLab",
                 "HTTPServer",
                 "DictionaryCodec",

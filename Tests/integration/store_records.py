@@ -34,3 +34,13 @@ def blob(store: Path, hex_hash: str) -> bytes | None:
     finally:
         conn.close()
     return row[0] if row else None
+
+
+def blob_hashes(store: Path) -> set[str]:
+    """The hex hashes of every stored byte string."""
+    path = Path(store) / DATABASE
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+    try:
+        return {h.lower() for (h,) in conn.execute("SELECT hex(hash) FROM blobs")}
+    finally:
+        conn.close()

@@ -290,9 +290,9 @@ def test_ten_thousand_partitions_fill_the_store_under_its_budget(dcserve_bin, ap
             # steps, so the boundary is fuzzy by the users of one second), and the newest half-capacity all stay.
             assert min(kept_users[1:]) >= users - 2 * capacity, kept_users[:10]
             assert set(range(users - capacity // 2, users)) <= set(kept_users)
-            # On disk: only files of kept dictionaries (plus the marker and the secret).
-            data_files = [p for p in store.iterdir() if len(p.name) == 64]
-            assert len(data_files) == len(kept)
+            # On disk: only the bytes of kept dictionaries (each once), and no file per dictionary.
+            assert store_records.blob_hashes(store) == {r["hash"] for r in kept}
+            assert not [p for p in store.iterdir() if len(p.name) == 64]
 
             # Through HTTP, with the next revision of the profile (same URL path, so the same slot): the
             # oldest users' versions are gone (plain coding), the newest users' give deltas.
