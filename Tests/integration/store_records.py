@@ -28,6 +28,8 @@ def records(store: Path) -> list[dict]:
 def blob(store: Path, hex_hash: str) -> bytes | None:
     """The stored bytes of `hex_hash`, or None."""
     path = Path(store) / DATABASE
+    if not path.exists():
+        return None
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
     try:
         row = conn.execute("SELECT bytes FROM blobs WHERE hash = ?", (bytes.fromhex(hex_hash),)).fetchone()
@@ -42,5 +44,15 @@ def blob_hashes(store: Path) -> set[str]:
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
     try:
         return {h.lower() for (h,) in conn.execute("SELECT hex(hash) FROM blobs")}
+    finally:
+        conn.close()
+
+
+def replace_blob(store: Path, hex_hash: str, data: bytes) -> None:
+    """Overwrites the stored bytes of `hex_hash` (a test corrupting the store; the server stopped)."""
+    conn = sqlite3.connect(Path(store) / DATABASE, timeout=10)
+    try:
+        with conn:
+            conn.execute("UPDATE blobs SET bytes = ? WHERE hash = ?", (data, bytes.fromhex(hex_hash)))
     finally:
         conn.close()
