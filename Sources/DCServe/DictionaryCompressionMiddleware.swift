@@ -128,7 +128,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             storeHealth.succeeded(logger: logger)
         }, onFailed: { [storeHealth, logger] writes, error in
             storeHealth.failed("\(error)", logger: logger,
-                               message: "cannot store live dictionaries (later requests naming them get a plain coding)",
+                               message: "cannot store live dictionary versions (later requests naming them get a plain coding)",
                                metadata: ["versions": "\(writes.count)", "path": "\(writes.first?.description.sourcePath ?? "")"])
         })
     }

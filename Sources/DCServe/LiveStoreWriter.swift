@@ -47,6 +47,8 @@ final class LiveStoreWriter: Sendable {
         var queued: [Item] = []
         /// A commit is scheduled or running (it takes every item queued before it finishes).
         var committing = false
+        /// A failed batch's first version is to be written again shortly (one at a time).
+        var probing = false
     }
 
     private let queue = DispatchQueue(label: "dcserve.live-store", qos: .utility)
@@ -125,6 +127,7 @@ final class LiveStoreWriter: Sendable {
                 } catch {
                     outcome = .failed
                     onFailed(writes, error)
+                    probeLater(retained[0])
                 }
             }
             state.withLock { s in
@@ -135,6 +138,16 @@ final class LiveStoreWriter: Sendable {
             }
             if superseded > 0 { counters[.superseded]?.increment(by: superseded) }
             if !retained.isEmpty { counters[outcome]?.increment(by: retained.count) }
+        }
+    }
+
+    /// After a failed batch, writes its first version again in a second (one probe at a time), so a
+    /// store that recovers is noticed (``onCommitted``) even when no new version arrives meanwhile.
+    private func probeLater(_ item: Item) {
+        guard state.withLock({ s in s.probing ? false : { s.probing = true; return true }() }) else { return }
+        queue.asyncAfter(deadline: .now() + 1) { [self] in
+            state.withLock { $0.probing = false }
+            submit(item.key, write: item.write, stillRetained: item.stillRetained)
         }
     }
 

@@ -1,3 +1,4 @@
+import DictionaryTransport
 import Foundation
 
 /// The SQLite store's files on disk: the directory (`0700` when created here), the database file
@@ -21,6 +22,9 @@ enum SQLiteStoreFiles {
             }
         } else if (st.st_mode & S_IFMT) != S_IFDIR {
             throw SQLiteStoreOpenError("\(directory) is not a directory")
+        } else {
+            // An older store's directory and files: 0700 and 0600 too.
+            StorePermissions.tighten(directory: directory)
         }
         let fd = open(database, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
