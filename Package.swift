@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "DictionaryTransport", targets: ["DictionaryTransport"]),
         .library(name: "DCServe", targets: ["DCServe"]),
         .library(name: "DictionaryStorePostgres", targets: ["DictionaryStorePostgres"]),
+        .library(name: "DictionaryStoreSQLite", targets: ["DictionaryStoreSQLite"]),
         // The app's client: portable core, URLSession integration (every platform), AsyncHTTPClient
         // adapter (server-side Swift, Linux apps), system-library decoders (dcb/br/gzip; Linux).
         .library(name: "DictionaryClient", targets: ["DictionaryClient"]),
@@ -53,6 +54,8 @@ let package = Package(
         // The client's adapter for server-side Swift.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // The embedded single-instance dictionary store (SQLite through GRDB, on Debian's libsqlite3).
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // System-library shims. Link flags come from pkg-config only (no `link` lines in the maps).
@@ -136,9 +139,22 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
+        // The embedded SQLite dictionary store (one file, WAL, batched writes); keeps GRDB out of
+        // DictionaryTransport.
+        .target(
+            name: "DictionaryStoreSQLite",
+            dependencies: [
+                "DictionaryTransport",
+                "DictionaryCodec",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(
             name: "DCServe",
             dependencies: [
+                "DictionaryStoreSQLite",
+                "CLinux",  // malloc_trim when idle
                 "HTTPServer",
                 "HTTPClient",
                 "HTTPCore",
@@ -234,6 +250,7 @@ let package = Package(
             name: "dcserve",
             dependencies: [
                 "DCServe",
+                "DictionaryStoreSQLite",  // train --store
                 "DCServeLab",
                 "DCServeEstimate",
                 "HTTPServer",
@@ -274,6 +291,10 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         .testTarget(name: "DictionaryStorePostgresTests", dependencies: ["DictionaryStorePostgres"]),
+        .testTarget(name: "DictionaryStoreSQLiteTests", dependencies: [
+            "DictionaryStoreSQLite", "DictionaryTransport", "DictionaryCodec",
+            .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "DCServeLabTests", dependencies: [
             "DCServeLab", "DictionaryCodec", "HTTPServer", .product(name: "PropertyBased", package: "swift-property-based"),
         ]),

@@ -19,7 +19,18 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <malloc.h>
 #endif
+
+/// Returns free memory at the top of every malloc arena to the system (glibc's malloc_trim(0));
+/// 0 elsewhere.
+static inline int dcserve_malloc_trim(void) {
+#if defined(__linux__) && defined(__GLIBC__)
+    return malloc_trim(0);
+#else
+    return 0;
+#endif
+}
 
 /// epoll_wait with a timeout in nanoseconds (epoll_pwait2, Linux >= 5.11). Where the kernel lacks it,
 /// returns 0 at once (no events) instead of waiting, and stops asking the kernel (the flag is written

@@ -46,6 +46,8 @@ public final class DCServeApplication: @unchecked Sendable {
     public let readiness: Readiness
     let logger: Logger
     private let housekeeping: DispatchSourceTimer
+    /// Returns memory to the system once the process goes idle.
+    private let idleRelease: IdleMemoryRelease
     private let housekeepingQueue = DispatchQueue(label: "dcserve.housekeeping")
     private let precompressor: Precompressor?
     /// Entered while precompression walks the site.
@@ -144,6 +146,7 @@ public final class DCServeApplication: @unchecked Sendable {
             Self.housekeep(store: store, library: library, logger: logger)
         }
         timer.resume()
+        idleRelease = IdleMemoryRelease(store: store, logger: logger)
         if c.compression.precompress && staticFiles != nil {
             var p = Precompressor(rules: rules, configuration: c, store: store, library: library, variants: variants,
                                   background: background, observer: metrics, logger: logger)
@@ -205,7 +208,7 @@ public final class DCServeApplication: @unchecked Sendable {
     /// Refreshes the gauges that are read rather than counted.
     public func refreshGauges(openConnections: Int) {
         metrics.openConnections.record(openConnections)
-        metrics.storedDictionaries.record(store.hashes.count)
+        metrics.storedDictionaries.record(store.dictionaryCount)
         metrics.storeDegraded.record(readiness.storeIsDegraded ? 1 : 0)
     }
 
@@ -228,6 +231,7 @@ public final class DCServeApplication: @unchecked Sendable {
         compressionMiddleware.drainLiveWrites()
         history?.waitForBuilds()
         housekeeping.cancel()
+        idleRelease.cancel()
         let store = self.store, library = self.library, logger = self.logger
         housekeepingQueue.sync { Self.housekeep(store: store, library: library, logger: logger) }
         background.waitForRunningJobs()

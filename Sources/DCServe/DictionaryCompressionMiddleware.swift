@@ -90,8 +90,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     let partitionSecret: [UInt8]
     /// History dictionaries (issue #16), looked up by (partition, hash, path) before anything else.
     let history: HistoryDictionaries?
-    /// Writes live versions to the store off the request path (the store fsyncs each write).
-    let liveWrites = LiveStoreWriter()
+    /// Writes live versions to the store off the request path, many per transaction.
+    let liveWrites: LiveStoreWriter
     /// Add `DCServe-Decision` to every response (`server.decisionHeader`).
     let decisionHeader: Bool
     /// Whether the caches in front honour `Vary` (`server.sharedCaches`).
@@ -123,6 +123,14 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         self.observer = observer
         self.logger = logger
         memo = ResponseMemo(byteBudget: max(settings.variantCacheBytes / 4, 1 << 20))
+        liveWrites = LiveStoreWriter(store: store, onCommitted: { [observer, storeHealth, logger] writes in
+            for write in writes { observer.storedDictionary(write.hash, bytes: write.bytes.count) }
+            storeHealth.succeeded(logger: logger)
+        }, onFailed: { [storeHealth, logger] writes, error in
+            storeHealth.failed("\(error)", logger: logger,
+                               message: "cannot store live dictionary versions (later requests naming them get a plain coding)",
+                               metadata: ["versions": "\(writes.count)", "path": "\(writes.first?.description.sourcePath ?? "")"])
+        })
     }
 
     public func handle(_ request: HTTPServerRequest, next: any HTTPHandler,
@@ -388,12 +396,14 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                 outcome = .plain("identity", .encodingFailed)
             }
         case .dictionary(var coding, let hash):
+            // A delta against one user's dictionary serves that user once: not kept as a variant.
             if let found = dictionary(hash, partition: Self.storePartition(partition.id)),
                var (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: found.dictionary, effects: &effects,
-                                                   refineLater: advertising?.isLive != true) {
+                                                   refineLater: advertising?.isLive != true, cache: found.owner == nil) {
                 // A small body: the smaller of dcb and dcz (both end up in the variant cache).
                 if let rival, let (other, otherTime) = self.variant(of: resource, coding: rival, dictionary: found.dictionary,
-                                                         effects: &effects, refineLater: advertising?.isLive != true),
+                                                         effects: &effects, refineLater: advertising?.isLive != true,
+                                                         cache: found.owner == nil),
                    other.bytes.count < variant.bytes.count {
                     (coding, variant) = (rival, other)
                     encodeTime = otherTime.map { $0 + (encodeTime ?? .zero) } ?? encodeTime
@@ -687,30 +697,21 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         }
         observer.live(rule: rule.name, .response)
         if advertises && !library.touch(resource.hash, partition: owner) {
-            library.insert(CompressionDictionary(bytes: bytes),
+            // Hashed already (the identity body's hash); used for a delta once or twice: dcz references
+            // it as a prefix rather than building a CDict.
+            library.insert(CompressionDictionary(bytes: bytes, knownHash: resource.hash, prefersPrefix: true),
                            candidate: DictionaryCandidate(hash: resource.hash, pattern: rule.match, matchDestinations: rule.matchDest),
                            partition: owner)
         }
         let now = Date()
         if !store.recordServed(resource.hash, partition: owner, at: now) {
-            let store = self.store, observer = self.observer, logger = self.logger, health = self.storeHealth
             let description = DictionaryDescription(
                 pattern: rule.match, matchDestinations: rule.matchDest, id: advertisement.id, rule: rule.name,
                 sourcePath: String(path), maxAge: usable, partition: owner)
             let live = self.live, hash = resource.hash
-            liveWrites.submit(.init(partition: owner, hash: hash), bytes: bytes.count,
-                              stillRetained: { !advertises || live.retains(hash, partition: partition) }) {
-                do {
-                    let hash = try store.put(bytes, description: description, now: now)
-                    observer.storedDictionary(hash, bytes: bytes.count)
-                    health.succeeded(logger: logger)
-                    return true
-                } catch {
-                    health.failed("\(error)", logger: logger, message: "cannot store live dictionary (later requests naming it get a plain coding)",
-                                  metadata: ["path": "\(path)"])
-                    return false
-                }
-            }
+            liveWrites.submit(.init(partition: owner, hash: hash),
+                              write: DictionaryStoreWrite(bytes: bytes, hash: hash, description: description, now: now),
+                              stillRetained: { !advertises || live.retains(hash, partition: partition) })
         }
         guard advertises else { return }
         fields[.useAsDictionary] = value
@@ -844,8 +845,11 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         effects.isReplayable = false
         compressionThreads.async {  // it may wait in SingleFlight: not on Dispatch's pool
             var unrecorded = ResponseEffects()  // this response is not memoised: nothing to record
+            // A live response's baseline at the coding's cheapest level, not kept: nobody else will
+            // ask for this body.
             let size = self.variant(of: resource, coding: coding, dictionary: nil, effects: &unrecorded,
-                                    refineLater: refineLater)?.0.bytes.count ?? identity
+                                    refineLater: refineLater, cache: refineLater,
+                                    level: refineLater ? nil : coding.cheapestLevel)?.0.bytes.count ?? identity
             self.observer.sizes(rule: rule, identity: identity, bestPlain: size, sent: sent)
         }
         return (nil, nil)
@@ -879,9 +883,12 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// cache hit). nil when encoding failed (logged; identity is sent). Live responses pass
     /// `refineLater: false`: a version replaced within moments would pay a best-level encode (brotli 11,
     /// zstd 19: tens of milliseconds for 50 KB) that hardly any request could use.
+    /// `cache: false` (a delta against one user's dictionary, which no other request can use; the
+    /// "bytes saved" baseline of a live response) encodes without keeping the result, at `level` when
+    /// given.
     func variant(of resource: IdentityBody, coding: ContentCoding,
                  dictionary: CompressionDictionary?, effects: inout ResponseEffects,
-                 refineLater: Bool = true) -> (CachedVariant, Duration?)? {
+                 refineLater: Bool = true, cache: Bool = true, level: Int? = nil) -> (CachedVariant, Duration?)? {
         let key = VariantKey(resource: resource.hash, dictionary: dictionary?.hash, coding: coding)
         if let cached = variants.bestEntry(for: key) {
             observer.variantCache(hit: true)
@@ -890,7 +897,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         }
         observer.variantCache(hit: false)
         effects.isReplayable = false
-        let fast = settings.fastLevels[coding] ?? coding.defaultLevel(.onTheFly)
+        let fast = level ?? settings.fastLevels[coding] ?? coding.defaultLevel(.onTheFly)
         let best = settings.bestLevels[coding] ?? coding.defaultLevel(.precompressed)
         let encoded: CachedVariant
         let start = ContinuousClock.now
@@ -902,7 +909,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                 input = try resource.bytes()
                 let v = CachedVariant(bytes: try coding.encode(input, dictionary: dictionary, level: fast), level: fast)
                 observer.encoded(coding: coding, level: fast, duration: ContinuousClock.now - start)
-                _ = variants.insert(v, for: key)
+                if cache { _ = variants.insert(v, for: key) }
                 return v
             }
             encoded = variant
@@ -912,7 +919,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             return nil
         }
         let elapsed = ContinuousClock.now - start
-        if best != fast && refineLater {
+        if best != fast && refineLater && cache {
             let bytes = input
             let variants = self.variants, observer = self.observer, logger = self.logger
             _ = background.submit(key) {

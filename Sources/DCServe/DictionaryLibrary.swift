@@ -27,7 +27,24 @@ public final class DictionaryLibrary: Sendable {
 
     private struct State {
         typealias Entry = (dictionary: CompressionDictionary, candidate: DictionaryCandidate, tick: UInt64)
+        /// A loaded object, shared by the partitions holding the same bytes: how many keys hold it and
+        /// the footprint counted for it in `footprint`.
+        struct Object {
+            var dictionary: CompressionDictionary
+            var keys: Int
+            var accounted: Int
+        }
         var loaded: [Key: Entry] = [:]
+        var objects: [DictionaryHash: Object] = [:]
+        /// Bytes plus prepared forms of the loaded objects, each once, as last measured (at an add,
+        /// for the objects handed out since the one before).
+        var footprint = 0
+        /// Keys in the order they were last used, oldest first; an element whose tick is not its
+        /// key's current tick is stale and skipped (so marking a key used is an append, not a move).
+        var recency: [(tick: UInt64, key: Key)] = []
+        var recencyHead = 0
+        /// Objects handed out since their footprint was last measured.
+        var handedOut = Set<DictionaryHash>()
         var tick: UInt64 = 0
         var generation: UInt64 = 0
 
@@ -36,18 +53,48 @@ public final class DictionaryLibrary: Sendable {
             guard let i = loaded.index(forKey: key) else { return nil }
             tick &+= 1
             loaded.values[i].tick = tick
+            recency.append((tick, key))
+            handedOut.insert(key.hash)
+            compactRecency()
             return i
         }
 
-        /// The dictionary object loaded for `hash` under any partition (to share its prepared forms).
-        func anyLoaded(_ hash: DictionaryHash) -> CompressionDictionary? {
-            loaded.first { $0.key.hash == hash }?.value.dictionary
+        /// Counts the footprints of the objects handed out since the last measure (their prepared
+        /// forms are built by the requests that got them).
+        mutating func remeasureHandedOut() {
+            for hash in handedOut { remeasure(hash) }
+            handedOut.removeAll(keepingCapacity: true)
         }
 
-        /// Bytes plus prepared forms of the loaded dictionaries, each shared object once.
-        var footprint: Int {
-            var seen = Set<DictionaryHash>()
-            return loaded.reduce(0) { sum, entry in seen.insert(entry.key.hash).inserted ? sum + entry.value.dictionary.memoryFootprint : sum }
+        /// The dictionary object loaded for `hash` under any partition (to share its prepared forms).
+        func anyLoaded(_ hash: DictionaryHash) -> CompressionDictionary? { objects[hash]?.dictionary }
+
+        /// Counts the current footprint of the object of `hash` (prepared forms are built after a load).
+        mutating func remeasure(_ hash: DictionaryHash) {
+            guard let object = objects[hash] else { return }
+            let now = object.dictionary.memoryFootprint
+            footprint += now - object.accounted
+            objects[hash]?.accounted = now
+        }
+
+        mutating func remove(_ key: Key) -> Bool {
+            guard loaded.removeValue(forKey: key) != nil else { return false }
+            if let object = objects[key.hash] {
+                if object.keys <= 1 {
+                    objects[key.hash] = nil
+                    footprint -= object.accounted  // a shared dictionary's memory goes with its last partition
+                } else {
+                    objects[key.hash]?.keys -= 1
+                }
+            }
+            return true
+        }
+
+        /// Drops stale recency elements once they are most of the list (amortised O(1) per use).
+        mutating func compactRecency() {
+            guard recency.count > 1024, recency.count > 4 * loaded.count else { return }
+            recency = recency[recencyHead...].filter { loaded[$0.key]?.tick == $0.tick }
+            recencyHead = 0
         }
 
         /// Adds `entry` under `key`, then drops least recently used dictionaries (never the one just
@@ -56,15 +103,35 @@ public final class DictionaryLibrary: Sendable {
                           capacity: Int, maxBytes: Int) {
             tick &+= 1
             generation &+= 1
-            loaded[key] = (dictionary, candidate, tick)
-            var footprint = self.footprint
-            // The entry just added has the highest tick, so it is never the least recently used.
-            while loaded.count > 1 && (loaded.count > capacity || footprint > maxBytes),
-                  let victim = loaded.min(by: { $0.value.tick < $1.value.tick }), victim.key != key {
-                loaded.removeValue(forKey: victim.key)
-                // A shared dictionary's memory goes with the last partition holding it.
-                if anyLoaded(victim.key.hash) == nil { footprint -= victim.value.dictionary.memoryFootprint }
+            if loaded.updateValue((dictionary, candidate, tick), forKey: key) == nil {
+                if objects[key.hash] == nil {
+                    objects[key.hash] = Object(dictionary: dictionary, keys: 1, accounted: 0)
+                } else {
+                    objects[key.hash]?.keys += 1
+                }
             }
+            recency.append((tick, key))
+            // The objects handed out before (their requests built prepared forms since), then this one
+            // as it is now; it is being handed out, so it is measured again at the next add.
+            remeasureHandedOut()
+            remeasure(key.hash)
+            handedOut.insert(key.hash)
+            // The entry just added has the highest tick, so it is never the least recently used.
+            while loaded.count > 1 && (loaded.count > capacity || footprint > maxBytes), recencyHead < recency.count {
+                let (t, victim) = recency[recencyHead]
+                recencyHead += 1
+                if victim == key && t == tick {  // the newest: everything older was looked at
+                    recencyHead -= 1
+                    break
+                }
+                guard loaded[victim]?.tick == t else { continue }
+                _ = remove(victim)
+            }
+            if recencyHead > 0 && recencyHead * 2 > recency.count {
+                recency.removeFirst(recencyHead)
+                recencyHead = 0
+            }
+            compactRecency()
         }
     }
 
@@ -94,7 +161,10 @@ public final class DictionaryLibrary: Sendable {
 
     /// Dictionaries loaded now, and their footprint (bytes plus prepared forms).
     public var usage: (count: Int, bytes: Int) {
-        state.withLock { ($0.loaded.count, $0.footprint) }
+        state.withLock { s in
+            s.remeasureHandedOut()
+            return (s.loaded.count, s.footprint)
+        }
     }
 
     /// The dictionary with `hash` and what negotiation needs to know about it; nil when the store
@@ -112,7 +182,9 @@ public final class DictionaryLibrary: Sendable {
             return nil
         }
         let prepared = state.withLock { $0.anyLoaded(hash) }
-        let dictionary = prepared ?? CompressionDictionary(bytes: stored.bytes)
+        // The store verified the bytes against `hash`. One user's dictionary serves that user's next
+        // request or two: dcz references it as a prefix rather than building a CDict.
+        let dictionary = prepared ?? CompressionDictionary(bytes: stored.bytes, knownHash: hash, prefersPrefix: partition != nil)
         guard dictionary.hash == hash else { return nil }
         state.withLock { s in s.add(key, dictionary, candidate, capacity: capacity, maxBytes: maxBytes) }
         return (dictionary, candidate)
@@ -151,7 +223,7 @@ public final class DictionaryLibrary: Sendable {
     /// Forgets the dictionary of (`partition`, `hash`) (e.g. after retention removed it from the store).
     public func forget(_ hash: DictionaryHash, partition: String?) {
         state.withLock { s in
-            if s.loaded.removeValue(forKey: Key(hash: hash, partition: partition)) != nil { s.generation &+= 1 }
+            if s.remove(Key(hash: hash, partition: partition)) { s.generation &+= 1 }
         }
     }
 

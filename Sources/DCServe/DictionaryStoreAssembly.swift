@@ -1,10 +1,11 @@
 import DictionaryStorePostgres
+import DictionaryStoreSQLite
 import DictionaryTransport
 import Foundation
 import Logging
 
-/// Builds the dictionary store `store.kind` asks for: a `DirectoryDictionaryStore` in `store.path`,
-/// or (`postgres`) a `TieredDictionaryStore` of a `PostgresDictionaryStore` (the shared truth, with
+/// Builds the dictionary store `store.kind` asks for: a `SQLiteDictionaryStore` in `store.path` (the
+/// default), a `DirectoryDictionaryStore` in `store.path`, or (`postgres`) a `TieredDictionaryStore` of a `PostgresDictionaryStore` (the shared truth, with
 /// the retention limits) and a `DirectoryDictionaryStore` in `store.path` bounded by
 /// `store.cacheMaxBytes` (the local cache). Errors are `ConfigurationError`s naming the key, never
 /// the password.
@@ -13,6 +14,13 @@ enum DictionaryStoreAssembly {
         let retention = DictionaryRetention(maxTotalBytes: c.maxBytes, maxCountPerRule: c.maxEntriesPerRule,
                                             keepPastExpiry: TimeInterval(c.retainAfterExpirySeconds))
         switch c.kind {
+        case .sqlite:
+            do {
+                return (try SQLiteDictionaryStore(directory: c.path, retention: retention,
+                                                  logger: Logger(label: "dcserve.dictionary-store")), nil)
+            } catch {
+                throw ConfigurationError(key: "store.path", "\(error)")
+            }
         case .directory:
             do {
                 return (try DirectoryDictionaryStore(directory: c.path, retention: retention,

@@ -1,10 +1,18 @@
 import CoreMetrics
 import DictionaryCodec
+import DictionaryTransport
 import Dispatch
 import Synchronization
 
 /// Writes live versions (proxied responses advertised as dictionaries) to the store on one background
-/// queue, so the store's durable write (fsync) never sits on a request's path.
+/// queue, in batches, so the store's durable write (fsync) never sits on a request's path and many
+/// versions share one transaction (``DictionaryStore/put(batch:)``).
+///
+/// Group commit: the first version submitted while the queue is idle starts a batch at once; versions
+/// submitted while a batch commits wait for the next one, which takes everything pending (at most
+/// `maxBatchCount` versions). So a version is committed within about two commit times of its submit
+/// (a few milliseconds on a local disk; never more than the time to write `maxPendingBytes`, which
+/// bounds what may wait), and under load one fsync covers many versions.
 ///
 /// A version not yet written only costs a later miss (it is usable at once from the library and the
 /// store verifies bytes on load), so the writer may skip work, and it does, in three cases:
@@ -15,7 +23,8 @@ import Synchronization
 ///   new, faster than the disk): the newest is dropped rather than letting the queue grow unbounded.
 ///
 /// Outcomes are counted in `dcserve_live_store_writes_total{outcome}` (written, failed, pending,
-/// superseded, overloaded). Thread-safe; `submit` never blocks.
+/// superseded, overloaded); commits in `dcserve_live_store_batches_total`. Thread-safe; `submit`
+/// never blocks.
 final class LiveStoreWriter: Sendable {
     struct Key: Hashable, Sendable {
         var partition: String?
@@ -26,18 +35,43 @@ final class LiveStoreWriter: Sendable {
         case written, failed, pending, superseded, overloaded
     }
 
-    private let queue = DispatchQueue(label: "dcserve.live-store", qos: .utility)
-    private let state = Mutex(State())
-    let maxPendingBytes: Int
-    private let counters: [Outcome: Counter]
+    private struct Item: Sendable {
+        var key: Key
+        var write: DictionaryStoreWrite
+        var stillRetained: @Sendable () -> Bool
+    }
 
     private struct State {
         var pending = Set<Key>()
         var pendingBytes = 0
+        var queued: [Item] = []
+        /// A commit is scheduled or running (it takes every item queued before it finishes).
+        var committing = false
+        /// A failed batch's first version is to be written again shortly (one at a time).
+        var probing = false
     }
 
-    init(maxPendingBytes: Int = 64 << 20) {
+    private let queue = DispatchQueue(label: "dcserve.live-store", qos: .utility)
+    private let state = Mutex(State())
+    private let store: any DictionaryStore
+    let maxPendingBytes: Int
+    let maxBatchCount: Int
+    private let onCommitted: @Sendable ([DictionaryStoreWrite]) -> Void
+    private let onFailed: @Sendable ([DictionaryStoreWrite], any Error) -> Void
+    private let counters: [Outcome: Counter]
+    private let batches = Counter(label: "dcserve_live_store_batches_total")
+
+    /// - Parameters:
+    ///   - onCommitted: called on the writer's queue with the versions of each committed batch.
+    ///   - onFailed: called on the writer's queue with the versions of a batch the store refused, and why.
+    init(store: any DictionaryStore, maxPendingBytes: Int = 64 << 20, maxBatchCount: Int = 1024,
+         onCommitted: @escaping @Sendable ([DictionaryStoreWrite]) -> Void = { _ in },
+         onFailed: @escaping @Sendable ([DictionaryStoreWrite], any Error) -> Void = { _, _ in }) {
+        self.store = store
         self.maxPendingBytes = maxPendingBytes
+        self.maxBatchCount = maxBatchCount
+        self.onCommitted = onCommitted
+        self.onFailed = onFailed
         var counters: [Outcome: Counter] = [:]
         for outcome in Outcome.allCases {
             counters[outcome] = Counter(label: "dcserve_live_store_writes_total", dimensions: [("outcome", outcome.rawValue)])
@@ -45,33 +79,82 @@ final class LiveStoreWriter: Sendable {
         self.counters = counters
     }
 
-    /// Queues `write` for the version `key` of `bytes` bytes unless one of the cases above applies;
-    /// `stillRetained` is asked on the queue just before writing. `write` returns whether it stored.
+    /// Queues `write` for the version `key` unless one of the cases above applies; `stillRetained` is
+    /// asked on the queue just before its batch is written. Returns the case that refused it, or nil.
     @discardableResult
-    func submit(_ key: Key, bytes: Int, stillRetained: @escaping @Sendable () -> Bool,
-                write: @escaping @Sendable () -> Bool) -> Outcome? {
-        let refused: Outcome? = state.withLock { s in
-            if s.pending.contains(key) { return .pending }
-            if s.pendingBytes + bytes > maxPendingBytes && !s.pending.isEmpty { return .overloaded }
+    func submit(_ key: Key, write: DictionaryStoreWrite, stillRetained: @escaping @Sendable () -> Bool) -> Outcome? {
+        let bytes = write.bytes.count
+        let (refused, start): (Outcome?, Bool) = state.withLock { s in
+            if s.pending.contains(key) { return (.pending, false) }
+            if s.pendingBytes + bytes > maxPendingBytes && !s.pending.isEmpty { return (.overloaded, false) }
             s.pending.insert(key)
             s.pendingBytes += bytes
-            return nil
+            s.queued.append(Item(key: key, write: write, stillRetained: stillRetained))
+            guard !s.committing else { return (nil, false) }
+            s.committing = true
+            return (nil, true)
         }
         if let refused {
             counters[refused]?.increment()
             return refused
         }
-        queue.async { [self] in
-            let outcome: Outcome = stillRetained() ? (write() ? .written : .failed) : .superseded
-            state.withLock { s in
-                s.pending.remove(key)
-                s.pendingBytes -= bytes
-            }
-            counters[outcome]?.increment()
-        }
+        if start { queue.async { [self] in commitPending() } }
         return nil
     }
 
+    /// Commits batches until nothing is queued (runs on `queue`).
+    private func commitPending() {
+        while true {
+            let items: [Item] = state.withLock { s in
+                let n = min(s.queued.count, maxBatchCount)
+                if n == 0 { s.committing = false }
+                defer { s.queued.removeFirst(n) }
+                return Array(s.queued.prefix(n))
+            }
+            if items.isEmpty { return }
+            var retained: [Item] = []
+            var superseded = 0
+            for item in items {
+                if item.stillRetained() { retained.append(item) } else { superseded += 1 }
+            }
+            var outcome = Outcome.written
+            if !retained.isEmpty {
+                let writes = retained.map(\.write)
+                do {
+                    try store.put(batch: writes)
+                    batches.increment()
+                    onCommitted(writes)
+                } catch {
+                    outcome = .failed
+                    onFailed(writes, error)
+                    probeLater(retained[0])
+                }
+            }
+            state.withLock { s in
+                for item in items {
+                    s.pending.remove(item.key)
+                    s.pendingBytes -= item.write.bytes.count
+                }
+            }
+            if superseded > 0 { counters[.superseded]?.increment(by: superseded) }
+            if !retained.isEmpty { counters[outcome]?.increment(by: retained.count) }
+        }
+    }
+
+    /// After a failed batch, writes its first version again in a second (one probe at a time), so a
+    /// store that recovers is noticed (``onCommitted``) even when no new version arrives meanwhile.
+    private func probeLater(_ item: Item) {
+        guard state.withLock({ s in s.probing ? false : { s.probing = true; return true }() }) else { return }
+        queue.asyncAfter(deadline: .now() + 1) { [self] in
+            state.withLock { $0.probing = false }
+            submit(item.key, write: item.write, stillRetained: item.stillRetained)
+        }
+    }
+
     /// Blocks until every queued write ran (shutdown).
-    func drain() { queue.sync {} }
+    func drain() {
+        queue.sync {}
+        // A commit started by a submit racing with the first sync ran on the queue after it.
+        while state.withLock({ $0.committing }) { queue.sync {} }
+    }
 }

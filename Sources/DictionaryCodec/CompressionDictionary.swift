@@ -41,8 +41,20 @@ public final class CompressionDictionary: Sendable, Hashable, CustomStringConver
         var brotliCompression: [Int: PreparedSlot<PreparedBrotliDictionary>] = [:]
     }
 
+    /// Whether dcz encodes reference the bytes as a one-frame prefix (`ZSTD_CCtx_refPrefix`) instead of
+    /// building a `ZSTD_CDict` — for a dictionary used once or twice (a live version), where building
+    /// the CDict costs more than it saves. A CDict built anyway (e.g. by ``prepare(for:level:)``) is used.
+    public let prefersPrefix: Bool
+
     /// Copies `bytes` and hashes them.
-    public init<Bytes: Collection<UInt8>>(bytes: Bytes) {
+    public convenience init<Bytes: Collection<UInt8>>(bytes: Bytes) {
+        self.init(bytes: bytes, knownHash: nil, prefersPrefix: false)
+    }
+
+    /// Copies `bytes`; `knownHash` (when given) must be their SHA-256 as the caller just computed it
+    /// from the same bytes (no second hash). See ``prefersPrefix``.
+    package init<Bytes: Collection<UInt8>>(bytes: Bytes, knownHash: DictionaryHash?, prefersPrefix: Bool) {
+        self.prefersPrefix = prefersPrefix
         let count = bytes.count
         // Allocate at least one byte so the base address is never nil.
         let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 16)
@@ -56,7 +68,12 @@ public final class CompressionDictionary: Sendable, Hashable, CustomStringConver
         self.storage = storage
         owner = Storage(storage)
         self.count = count
-        hash = SHA256.hash(UnsafeRawBufferPointer(rebasing: storage[0..<count]))
+        hash = knownHash ?? SHA256.hash(UnsafeRawBufferPointer(rebasing: storage[0..<count]))
+    }
+
+    /// The zstd compression form for `level` if it was built already (never builds it).
+    func builtZstdCompression(level: Int) -> PreparedZstdCompressionDictionary? {
+        cache.withLock { $0.zstdCompression[level] }?.built
     }
 
     /// Copies `bytes` after checking they hash to `expectedHash` (use when loading a stored dictionary).

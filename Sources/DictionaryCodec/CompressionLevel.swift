@@ -40,6 +40,16 @@ extension ContentCoding {
         }
     }
 
+    /// The cheapest level that still compresses as the coding is meant to (1; dcb 5, where brotli
+    /// starts using a dictionary): for estimates, such as a "bytes saved" baseline.
+    public var cheapestLevel: Int {
+        switch self {
+        case .dcb: 5
+        case .identity: 0
+        default: 1
+        }
+    }
+
     /// `level` clamped into `levelRange` (so dcb at quality < 5 is raised to 5, never silently
     /// compressed without its dictionary).
     public func effectiveLevel(_ level: Int) -> Int {

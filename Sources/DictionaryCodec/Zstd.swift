@@ -25,14 +25,16 @@ enum ZstdOneShot {
         let pool = ZstdCompressionContextPool.shared
         let cctx = try pool.acquire()
         defer { pool.release(cctx) }
+        // Decided once for the frame (another thread may build a CDict meanwhile).
+        let asPrefix = dictionary.map { ZstdEncoder.usesPrefix($0, coding: coding, level: level, inputSize: input.count) } ?? false
         let prepared = try ZstdEncoder.configure(
-            cctx, coding: coding, level: level, dictionary: dictionary, inputSize: input.count)
+            cctx, coding: coding, level: level, dictionary: dictionary, inputSize: input.count, asPrefix: asPrefix)
         let header = dictionary.map { DictionaryFrameHeader(coding: .dcz, hash: $0.hash).bytes } ?? []
         let bound = header.count + ZSTD_compressBound(input.count)
         let output = try [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
             let base = buffer.baseAddress!
             header.withUnsafeBufferPointer { base.update(from: $0.baseAddress!, count: $0.count) }
-            if let dictionary, ZstdEncoder.usesPrefix(dictionarySize: dictionary.count, inputSize: input.count) {
+            if let dictionary, asPrefix {
                 // Referenced for this frame only; the dictionary outlives the call.
                 try zstdCheck(ZSTD_CCtx_refPrefix(cctx, dictionary.baseAddress, dictionary.count), "refPrefix")
             }

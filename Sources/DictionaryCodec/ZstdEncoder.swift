@@ -43,25 +43,34 @@ public final class ZstdEncoder: ContentEncoder {
     /// a prefix is indexed with the frame's own tables plus long-distance matching (a few KB).
     static let prefixDictionaryBytes = 4 << 20
 
-    /// Whether a one-shot encode of `inputSize` bytes references its dictionary as a prefix.
-    static func usesPrefix(dictionarySize: Int, inputSize: Int?) -> Bool {
-        inputSize != nil && dictionarySize >= prefixDictionaryBytes
+    /// Whether a one-shot encode of `inputSize` bytes references its dictionary as a prefix: a large
+    /// dictionary (above), or one that prefers it (``CompressionDictionary/prefersPrefix``: used once or
+    /// twice, so building a CDict would cost more than it saves) while no CDict for `level` exists.
+    static func usesPrefix(_ dictionary: CompressionDictionary, coding: ContentCoding, level: Int, inputSize: Int?) -> Bool {
+        guard inputSize != nil else { return false }
+        if dictionary.count >= prefixDictionaryBytes { return true }
+        return dictionary.prefersPrefix && dictionary.builtZstdCompression(level: coding.effectiveLevel(level)) == nil
     }
 
+    /// `asPrefix`: the caller's ``usesPrefix(_:coding:level:inputSize:)`` answer, decided once per frame
+    /// (nil: decided here).
     static func configure(
         _ cctx: OpaquePointer, coding: ContentCoding, level: Int, dictionary: CompressionDictionary?,
-        inputSize: Int?
+        inputSize: Int?, asPrefix: Bool? = nil
     ) throws -> PreparedZstdCompressionDictionary? {
         let level = coding.effectiveLevel(level)
         try zstdCheck(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, Int32(level)), "compressionLevel")
         try zstdCheck(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1), "checksumFlag")
         if let dictionary {
             let windowLog = DCZ.windowLog(dictionarySize: dictionary.count, contentSize: inputSize)
-            if usesPrefix(dictionarySize: dictionary.count, inputSize: inputSize) {
-                // The caller references the bytes as a prefix (ZstdOneShot): indexed with this frame's
+            if asPrefix ?? usesPrefix(dictionary, coding: coding, level: level, inputSize: inputSize) {
+                // The caller references the bytes as a prefix (ZstdOneShot), raw content: the same frame
+                // a raw-content CDict gives (no dictionary id). A large one is indexed with this frame's
                 // own tables and long-distance matching, as `zstd --patch-from` does.
                 try zstdCheck(ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, Int32(windowLog)), "windowLog")
-                try zstdCheck(ZSTD_CCtx_setParameter(cctx, ZSTD_c_enableLongDistanceMatching, 1), "enableLongDistanceMatching")
+                if dictionary.count >= prefixDictionaryBytes {
+                    try zstdCheck(ZSTD_CCtx_setParameter(cctx, ZSTD_c_enableLongDistanceMatching, 1), "enableLongDistanceMatching")
+                }
                 return nil
             }
             let prepared = try dictionary.preparedForZstdCompression(level: level)

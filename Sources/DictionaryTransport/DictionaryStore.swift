@@ -12,6 +12,10 @@ public protocol DictionaryStore: Sendable {
     @discardableResult
     func put(_ bytes: [UInt8], description: DictionaryDescription, now: Date) throws -> DictionaryHash
 
+    /// Stores every write of `batch` as ``put(_:description:now:)`` does, as one unit where the store
+    /// can (one transaction, one durable sync): when it throws, none of them may be stored. The
+    /// default stores them one by one.
+    func put(batch: [DictionaryStoreWrite]) throws
 
     /// Persists pending record updates.
     func flush() throws
@@ -22,6 +26,12 @@ public protocol DictionaryStore: Sendable {
 
     /// Every stored hash.
     var hashes: [DictionaryHash] { get }
+
+    /// How many distinct dictionaries (hashes) are stored (for metrics; the default counts `hashes`).
+    var dictionaryCount: Int { get }
+
+    /// Returns caches the store holds to the allocator (after traffic stops); the default does nothing.
+    func releaseMemory()
 
     // Partitions (issue #14/#15). A dictionary of a private rule belongs to one partition
     // (``DictionaryMetadata/partition``) and is found by (partition, hash) only: the hash-only methods
@@ -40,6 +50,31 @@ public protocol DictionaryStore: Sendable {
 
     /// Every record, of every partition (start-up rebuild of indexes; not for request paths).
     var records: [DictionaryMetadata] { get }
+}
+
+extension DictionaryStore {
+    public var dictionaryCount: Int { hashes.count }
+    public func releaseMemory() {}
+
+    public func put(batch: [DictionaryStoreWrite]) throws {
+        for write in batch { try put(write.bytes, description: write.description, now: write.now) }
+    }
+}
+
+/// One dictionary to store in a ``DictionaryStore/put(batch:)``: its bytes, their SHA-256 as the caller
+/// computed it (a store may trust it on write: every load re-verifies the bytes), and its description.
+public struct DictionaryStoreWrite: Sendable {
+    public var bytes: [UInt8]
+    public var hash: DictionaryHash
+    public var description: DictionaryDescription
+    public var now: Date
+
+    public init(bytes: [UInt8], hash: DictionaryHash, description: DictionaryDescription, now: Date) {
+        self.bytes = bytes
+        self.hash = hash
+        self.description = description
+        self.now = now
+    }
 }
 
 extension DictionaryStore {

@@ -54,6 +54,8 @@ public final class DirectoryDictionaryStore: DictionaryStore {
     public static let defaultMaxDictionaryBytes = 100 << 20
     /// Name of the file marking a directory as a dictionary store.
     public static let markerName = ".dcserve-store"
+    /// Prefix of the SQLite store's files, which may share the directory (left alone, not warned about).
+    static let sqliteStoreFilePrefix = "dcserve.sqlite"
     /// Largest metadata record read (records are a few hundred bytes).
     static let maxRecordBytes = 1 << 20
     private let state: LockedState<State>
@@ -497,7 +499,8 @@ public final class DirectoryDictionaryStore: DictionaryStore {
         var dataNames: [(String, DictionaryHash)] = []
         for name in names.sorted() {
             let path = directory + "/" + name
-            if name == Self.markerName || name == "quarantine" || companionFiles.contains(name) { continue }
+            if name == Self.markerName || name == "quarantine" || companionFiles.contains(name)
+                || name.hasPrefix(Self.sqliteStoreFilePrefix) { continue }
             if Self.isOwnTemporaryName(name) {
                 if StoreFileRead.isRegularFile(path) {
                     unlink(path)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import DictionaryCodec
+import DictionaryStoreSQLite
 import DictionaryTransport
 import Foundation
 import Logging
@@ -91,9 +92,9 @@ struct TrainCommand: ParsableCommand {
         let description = try storeDescription()
         try CLIOutputFile.checkWritable(output)
         // Open the output store before training so a bad store fails in seconds, not after the run.
-        var outputStore: DirectoryDictionaryStore?
+        var outputStore: SQLiteDictionaryStore?
         if let store, description != nil {
-            do { outputStore = try DirectoryDictionaryStore(directory: store, logger: Self.quietLogger) } catch {
+            do { outputStore = try SQLiteDictionaryStore(directory: store, logger: Self.quietLogger) } catch {
                 throw CLIError("\(store): cannot open the dictionary store (\(error))")
             }
         }
@@ -152,7 +153,7 @@ struct TrainCommand: ParsableCommand {
             do {
                 try directoryStore.put(result.dictionary, description: description, now: Date())
                 try directoryStore.flush()
-                storedAt = store + "/" + hash.hex
+                storedAt = store + "/" + SQLiteDictionaryStore.fileName + " (" + hash.hex + ")"
             } catch {
                 throw CLIError("\(store): cannot store the dictionary (\(error))")
             }
@@ -203,13 +204,15 @@ struct TrainCommand: ParsableCommand {
 
     static func storeSamples(directory: String, rule: String) throws -> [TrainingSample] {
         guard FileManager.default.fileExists(atPath: directory) else { throw CLIError("\(directory): no such store directory") }
-        let store: DirectoryDictionaryStore
-        do { store = try DirectoryDictionaryStore(directory: directory, logger: quietLogger) } catch {
+        // The store serve keeps (a directory store found there is imported first). Shared responses
+        // only: one user's responses are never training material.
+        let store: SQLiteDictionaryStore
+        do { store = try SQLiteDictionaryStore(directory: directory, logger: quietLogger) } catch {
             throw CLIError("\(directory): cannot open the store (\(error))")
         }
         var out: [TrainingSample] = []
-        for hash in store.hashes.sorted() {
-            guard let record = store.metadata(hash), record.rule == rule, let stored = store.get(hash) else { continue }
+        for record in store.records.sorted(by: { $0.hash < $1.hash }) where record.partition == nil && record.rule == rule {
+            guard let hash = DictionaryHash(hex: Substring(record.hash)), let stored = store.get(hash) else { continue }
             out.append(TrainingSample(name: record.sourcePath.map { "\($0)#\(hash.hex)" } ?? hash.hex, bytes: stored.bytes,
                                       modified: record.firstServed))
         }

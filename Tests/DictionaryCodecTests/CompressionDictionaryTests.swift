@@ -1,4 +1,5 @@
 import DictionaryCodec
+import Foundation
 import Testing
 
 @Suite struct CompressionDictionaryTests {
@@ -84,5 +85,39 @@ import Testing
             #expect(try ContentCoding.dcz.decode(body, dictionary: dictionary) == Array("a dictionary that is used".utf8))
         }
         #expect(weakDictionary == nil)
+    }
+}
+
+/// A dictionary used once or twice (a live version) is referenced as the frame's prefix: no CDict is
+/// built, and the frame is the same raw-content dcz any decoder holding the bytes decodes.
+@Suite struct PrefixDictionaryTests {
+    @Test func dczAgainstAPrefixDecodesLikeAgainstACDictAndBuildsNone() throws {
+        let base = TestBytes.text(50_000, seed: 31)
+        let body = TestBytes.revision(of: base, count: 50_000, seed: 32)
+        let prefix = CompressionDictionary(bytes: base, knownHash: SHA256.hash(base), prefersPrefix: true)
+        let encoded = try DCZ.encode(body, dictionary: prefix, level: 3)
+        #expect(prefix.preparedByteCount == 0)
+        let viaCDict = try DCZ.encode(body, dictionary: CompressionDictionary(bytes: base), level: 3)
+        #expect(encoded.count < body.count / 4 && encoded.count <= viaCDict.count + viaCDict.count / 5,
+                "\(encoded.count) vs \(viaCDict.count) via a CDict")
+        #expect(Array(encoded.prefix(DCZ.headerLength)) == Array(viaCDict.prefix(DCZ.headerLength)))
+        // Our decoder with a raw-content DDict, and the zstd CLI with the bytes as its dictionary.
+        #expect(try DCZ.decode(encoded, dictionary: CompressionDictionary(bytes: base), maxOutput: body.count) == body)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("prefix-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Data(base).write(to: dir.appendingPathComponent("dict"))
+        try Data(encoded).write(to: dir.appendingPathComponent("body.dcz"))
+        let zstd = Process()
+        zstd.executableURL = URL(fileURLWithPath: "/usr/bin/zstd")
+        zstd.arguments = ["-q", "-d", "-f", "-D", dir.appendingPathComponent("dict").path, dir.appendingPathComponent("body.dcz").path,
+                          "-o", dir.appendingPathComponent("body").path]
+        try zstd.run()
+        zstd.waitUntilExit()
+        #expect(zstd.terminationStatus == 0)
+        #expect(try Data(contentsOf: dir.appendingPathComponent("body")) == Data(body))
+        // Once a CDict exists (prepared for repeated use), it is used instead.
+        try prefix.prepare(for: .dcz, level: 3)
+        #expect(try DCZ.decode(try DCZ.encode(body, dictionary: prefix, level: 3), dictionary: prefix, maxOutput: body.count) == body)
     }
 }

@@ -16,6 +16,7 @@ import urllib.request
 
 import pytest
 
+import store_records
 from dcserve_server import DCServe
 from decoders import dcb_with_brotli_cli, dcz_with_zstd_cli, decode_plain
 from upstream_support import ExampleAPI
@@ -193,7 +194,7 @@ def test_partition_secret_and_no_credential_on_disk(live):
     import time
     deadline = time.monotonic() + 10
     while True:
-        records = [json.loads(p.read_text()) for p in store.glob("*.json")]
+        records = store_records.records(store)
         partitions = {r.get("partition") for r in records if r.get("rule") == "calendar"}
         if len(partitions) >= 2 or time.monotonic() > deadline:
             break

@@ -22,6 +22,7 @@ from contextlib import ExitStack
 
 import pytest
 
+import store_records
 from dcserve_server import DCServe
 from decoders import dcb_with_brotli_cli, dcz_with_zstd_cli, decode_plain
 from pg_support import postgres_server  # noqa: F401  (fixture)
@@ -130,9 +131,9 @@ def test_identical_responses_are_each_partitions_own_dictionary(dcserve_bin, api
         today = direct(api, "/latest_news")
         assert today != yesterday
     # The bytes once, a record per partition.
-    hexes = [n for n in os.listdir(store) if len(n) == 64]
-    records = [n for n in os.listdir(store) if n.startswith(hashlib.sha256(yesterday).hexdigest()) and n.endswith(".json")]
-    assert hashlib.sha256(yesterday).hexdigest() in hexes and len(records) == 3, sorted(os.listdir(store))
+    yesterday_hex = hashlib.sha256(yesterday).hexdigest()
+    records = [r for r in store_records.records(store) if r["hash"] == yesterday_hex]
+    assert store_records.blob(store, yesterday_hex) == yesterday and len(records) == 3, records
     with DCServe(dcserve_bin, args) as server:  # after a restart: the records come back from disk
         for user in users:
             for coding, decode in [("dcz", lambda b, d: dcz_with_zstd_cli(b, d)),
@@ -268,13 +269,7 @@ def test_ten_thousand_partitions_fill_the_store_under_its_budget(dcserve_bin, ap
 
             # Housekeeping (every second) applies the budget to the store.
             def records():
-                out = []
-                for p in store.glob("*.json"):
-                    try:
-                        out.append(json.loads(p.read_text()))
-                    except (OSError, ValueError):
-                        pass  # being replaced or removed right now
-                return [r for r in out if r.get("rule") == "profile"]
+                return [r for r in store_records.records(store) if r.get("rule") == "profile"]
 
             deadline = time.monotonic() + 30
             kept = records()
@@ -295,9 +290,9 @@ def test_ten_thousand_partitions_fill_the_store_under_its_budget(dcserve_bin, ap
             # steps, so the boundary is fuzzy by the users of one second), and the newest half-capacity all stay.
             assert min(kept_users[1:]) >= users - 2 * capacity, kept_users[:10]
             assert set(range(users - capacity // 2, users)) <= set(kept_users)
-            # On disk: only files of kept dictionaries (plus the marker and the secret).
-            data_files = [p for p in store.iterdir() if len(p.name) == 64]
-            assert len(data_files) == len(kept)
+            # On disk: only the bytes of kept dictionaries (each once), and no file per dictionary.
+            assert store_records.blob_hashes(store) == {r["hash"] for r in kept}
+            assert not [p for p in store.iterdir() if len(p.name) == 64]
 
             # Through HTTP, with the next revision of the profile (same URL path, so the same slot): the
             # oldest users' versions are gone (plain coding), the newest users' give deltas.

@@ -23,6 +23,7 @@ import time
 import pytest
 import zstandard
 
+import store_records
 from dcserve_server import DCServe
 from decision_support import request
 from decoders import dcz_with_zstd_cli, decode_plain
@@ -41,8 +42,12 @@ def quick(dcserve_bin, upstream, tmp_path, *args, env=None, lifetime=LIFETIME):
 
 
 def store_files(tmp_path) -> list[str]:
+    """What the store holds: its files (the directory store's are named by hash), and the records of
+    its SQLite database as `<hash>.<partition>`."""
     store = tmp_path / "store"
-    return sorted(p.name for p in store.iterdir() if p.is_file() and not p.name.startswith((".", "partition-secret", "README")))
+    names = sorted(p.name for p in store.iterdir() if p.is_file()
+                   and not p.name.startswith((".", "partition-secret", "README", store_records.DATABASE)))
+    return names + sorted(f"{r['hash']}.{r['partition'] or ''}" for r in store_records.records(store))
 
 
 def json_body(n: int, extra: str = "") -> bytes:

@@ -3,6 +3,10 @@ store directory that dcserve did not write survive a server run untouched."""
 import hashlib
 import json
 import os
+import stat
+
+import pytest
+import store_records
 
 from conftest import run
 from dcserve_server import DCServe
@@ -25,7 +29,8 @@ def test_store_inside_the_document_root_is_refused(dcserve_bin, tmp_path):
     assert not (root / "dictionaries").exists() and not (root / "static" / "dicts").exists()
 
 
-def test_files_the_store_did_not_write_survive(dcserve_bin, tmp_path):
+@pytest.mark.parametrize("kind", ["sqlite", "directory"])
+def test_files_the_store_did_not_write_survive(dcserve_bin, tmp_path, kind):
     root = tmp_path / "site"
     (root / "static").mkdir(parents=True)
     (root / "static/app.v1.js").write_bytes(JS)
@@ -43,7 +48,8 @@ def test_files_the_store_did_not_write_survive(dcserve_bin, tmp_path):
     passwd_hex = hashlib.sha256(open("/etc/passwd", "rb").read()).hexdigest()
     os.symlink("/etc/passwd", store / passwd_hex)
 
-    with DCServe(dcserve_bin, ["--root", str(root), "--store", str(store), "--dictionaries", "/static/app.*.js"]) as s:
+    with DCServe(dcserve_bin, ["--root", str(root), "--store", str(store), "--dictionaries", "/static/app.*.js"],
+                 env={**os.environ, "DCSERVE_STORE_KIND": kind}) as s:
         status, headers, body = s.get("/static/app.v1.js")
         assert status == 200 and body == JS and "use-as-dictionary" in {k.lower() for k in headers.keys()}
         # A client naming /etc/passwd's hash gets no delta against it.
@@ -56,7 +62,11 @@ def test_files_the_store_did_not_write_survive(dcserve_bin, tmp_path):
         assert (store / name).read_bytes() == data, name
     assert os.readlink(store / passwd_hex) == "/etc/passwd"
     assert not (store / "quarantine").exists() or not os.listdir(store / "quarantine")
-    assert (store / hashlib.sha256(JS).hexdigest()).read_bytes() == JS
+    if kind == "directory":
+        assert (store / hashlib.sha256(JS).hexdigest()).read_bytes() == JS
+    else:
+        assert store_records.blob(store, hashlib.sha256(JS).hexdigest()) == JS
+        assert stat.S_IMODE((store / store_records.DATABASE).stat().st_mode) == 0o600
     assert "not written by it" in logs
 
 

@@ -6,11 +6,13 @@ import json
 import os
 import random
 import socket
+import stat
 import threading
 
 import pytest
 import zstandard
 
+import store_records
 from conftest import run
 
 SIZE = 16 * 1024
@@ -131,11 +133,11 @@ def test_store_entry_and_config_snippet(dcserve_bin, corpus, tmp_path):
             "--progress", "none")
     text = r.stdout.decode()
     digest = hashlib.sha256(out.read_bytes()).hexdigest()
-    # The dictionary, its record and the store's ownership marker; no temporary files left.
-    assert sorted(os.listdir(store)) == [".dcserve-store", digest, digest + ".json"]
-    assert (store / digest).read_bytes() == out.read_bytes()
-    record = json.loads((store / (digest + ".json")).read_text())
-    assert record["match"] == "/docs/*" and record["match_dest"] == ["document"] and record["id"] == "news-1"
+    # The dictionary and its record, in the store serve opens (its SQLite database).
+    assert store_records.blob(store, digest) == out.read_bytes()
+    [record] = store_records.records(store)
+    assert record["match"] == "/docs/*" and record["hash"] == digest and record["partition"] is None
+    assert stat.S_IMODE((store / store_records.DATABASE).stat().st_mode) == 0o600
     assert 'Link: </dictionaries/news.dict>; rel="compression-dictionary"' in text
     snippet = json.loads(text[text.index("{", text.index("configuration")):text.index("advertise with:")])
     entry = snippet["outOfBand"]["news"]
@@ -229,8 +231,10 @@ def _bad(dcserve_bin, tmp_path, *args):
     assert r.returncode != 0, r.stdout
     assert r.stdout == b""
     assert os.listdir(out.parent) == []  # nothing half-written next to --output
-    assert not store.exists() or [f for f in os.listdir(store) if not f.startswith(".")] == [] or \
-        os.listdir(store) == []
+    # Nothing stored: the store (opened first, so a bad one fails fast) holds no dictionary.
+    assert not store.exists() or [f for f in os.listdir(store)
+                                  if not f.startswith(".") and not f.startswith(store_records.DATABASE)] == []
+    assert store_records.records(store) == []
     return r.stderr.decode()
 
 

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+import store_records
 from dcserve_server import DCServe
 from decoders import (dcb_with_brotli_cli, dcz_with_python_zstandard, dcz_with_zstd_cli,
                       decode_plain)
@@ -66,7 +67,7 @@ def test_dictionary_response_is_marked_and_fresh(dcserve_bin, site):
         assert "max-age=86400" in h["Cache-Control"]
         assert {"accept-encoding", "available-dictionary"} <= vary_members(h)
         # stored by hash, with metadata
-        assert (site["store"] / hashlib.sha256(V1).hexdigest()).is_file()
+        assert store_records.blob(site["store"], hashlib.sha256(V1).hexdigest()) == V1
 
 
 def test_delta_after_redeploy_and_restart(dcserve_bin, site, brotli_cli):
@@ -139,17 +140,17 @@ def test_etag_and_304_per_variant(dcserve_bin, site):
 def test_corrupted_store_file_is_never_used(dcserve_bin, site):
     with serve(dcserve_bin, site) as s:
         s.get("/static/app.v1.js")
-    path = site["store"] / hashlib.sha256(V1).hexdigest()
-    data = bytearray(path.read_bytes())
+    digest = hashlib.sha256(V1).hexdigest()
+    data = bytearray(store_records.blob(site["store"], digest))
     data[100] ^= 0xFF
-    path.write_bytes(bytes(data))
+    store_records.replace_blob(site["store"], digest, bytes(data))
     os.unlink(site["root"] / "static/app.v1.js")
     (site["root"] / "static/app.v2.js").write_bytes(V2)
     with serve(dcserve_bin, site) as s:
         status, h, body = s.get("/static/app.v2.js", {"Accept-Encoding": "dcz, dcb",
                                                       "Available-Dictionary": available(V1)})
         assert status == 200 and h.get("Content-Encoding", "identity") == "identity" and body == V2
-        assert not path.exists(), "corrupted dictionary left in place"
+        assert store_records.blob(site["store"], digest) is None, "corrupted dictionary left in place"
         assert "quarantin" in s.logs().lower()
 
 
@@ -182,7 +183,7 @@ def test_quick_mode_serves_deltas_without_config(dcserve_bin, tmp_path, brotli_c
         status, h, body = s.get("/js/app.2.js", {"Accept-Encoding": "dcb", "Available-Dictionary": available(V1)})
         assert h["Content-Encoding"] == "dcb"
         assert dcb_with_brotli_cli(body, V1, brotli_cli) == V2
-    assert (store / hashlib.sha256(V1).hexdigest()).is_file()
+    assert store_records.blob(store, hashlib.sha256(V1).hexdigest()) == V1
 
 
 def test_head_and_range_stay_correct(dcserve_bin, site):
@@ -242,7 +243,7 @@ def test_large_resources_are_encoded_off_the_loop_and_stay_correct(dcserve_bin, 
     with serve(dcserve_bin, site) as s:
         status, h, body = s.get("/static/app.big1.js", {"Accept-Encoding": "identity"})
         assert status == 200 and body == big_v1 and "Use-As-Dictionary" in h
-        assert (site["store"] / hashlib.sha256(big_v1).hexdigest()).is_file()
+        assert store_records.blob(site["store"], hashlib.sha256(big_v1).hexdigest()) == big_v1
         for coding, decode in (("dcz", lambda b: dcz_with_zstd_cli(b, big_v1)),
                                ("dcb", lambda b: dcb_with_brotli_cli(b, big_v1, brotli_cli))):
             for _ in range(2):  # a miss (encoded now), then a memo or cache hit

@@ -64,15 +64,22 @@ class Process:
 
     def cpu_seconds(self) -> float:
         """User + system CPU time consumed so far by `server_pids()`."""
-        total = 0
+        user, system = self.cpu_split()
+        return user + system
+
+    def cpu_split(self) -> tuple[float, float]:
+        """(user, system) CPU time consumed so far by `server_pids()`, seconds."""
+        user = system = 0
         for pid in self.server_pids():
             try:
                 with open(f"/proc/{pid}/stat") as f:
                     fields = f.read().rsplit(")", 1)[1].split()
-                total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+                user += int(fields[11])  # utime (field 14)
+                system += int(fields[12])  # stime (field 15)
             except OSError:
                 pass
-        return total / os.sysconf("SC_CLK_TCK")
+        tick = os.sysconf("SC_CLK_TCK")
+        return user / tick, system / tick
 
     def stop(self) -> None:
         if self.proc.poll() is None:

@@ -167,7 +167,7 @@ def measure_bytes(upstream: int, dc: int, ng: int) -> dict[str, float]:
 
 
 def wrk_feed(port: int, mode: str, run: str, server: Process | None) -> dict:
-    cpu_before = server.cpu_seconds() if server else 0.0
+    user_before, sys_before = server.cpu_split() if server else (0.0, 0.0)
     args = ["wrk", "-t", str(CLIENTS), "-c", str(CLIENTS), "-d", f"{DURATION}s", "--latency",
             "-s", os.path.join(HERE, "feed.lua"), f"http://127.0.0.1:{port}/", "--", mode, run]
     out = subprocess.run(args, capture_output=True, text=True, timeout=DURATION + 60).stdout
@@ -178,8 +178,11 @@ def wrk_feed(port: int, mode: str, run: str, server: Process | None) -> dict:
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     feed = re.search(r"FEED responses=(\d+) dictionary_coded=(\d+) body_bytes=(\d+)", out)
     responses, coded, body_bytes = (int(x) for x in feed.groups())
-    cpu_us = (server.cpu_seconds() - cpu_before) * 1e6 / max(requests, 1) if server else float("nan")
-    return {"rps": rps, "p99_ms": float(p99.group(1)) * scale, "cpu_us": cpu_us,
+    user_after, sys_after = server.cpu_split() if server else (0.0, 0.0)
+    cpu = (user_after - user_before) + (sys_after - sys_before)
+    cpu_us = cpu * 1e6 / max(requests, 1) if server else float("nan")
+    kernel = (sys_after - sys_before) / cpu if cpu > 0 else float("nan")
+    return {"rps": rps, "p99_ms": float(p99.group(1)) * scale, "cpu_us": cpu_us, "kernel": kernel,
             "non2xx": int(errors.group(1)) if errors else 0, "coded": coded / max(responses, 1),
             "bytes": body_bytes / max(responses, 1)}
 
@@ -219,12 +222,16 @@ def main() -> None:
                 result[key] = r
             rows.append(result)
             show(f"round {round_ + 1}", result["dc"], result["ng"])
-        mean = {k: {m: statistics.mean(r[k][m] for r in rows) for m in ("rps", "p99_ms", "cpu_us", "bytes", "coded")}
+        mean = {k: {m: statistics.mean(r[k][m] for r in rows) for m in ("rps", "p99_ms", "cpu_us", "bytes", "coded", "kernel")}
                 for k in ("dc", "ng")}
         show(f"MEAN of {ROUNDS}", mean["dc"], mean["ng"])
         ratio = mean["dc"]["rps"] / mean["ng"]["rps"]
         print(f"target req/s >= 1.0x nginx: {ratio:.2f}x {'MET' if ratio >= 1.0 else 'MISSED'}; "
               f"upstream alone {alone['rps'] / max(mean['dc']['rps'], mean['ng']['rps']):.1f}x the faster proxy")
+        cpu_ratio = mean["dc"]["cpu_us"] / mean["ng"]["cpu_us"]
+        print(f"target CPU per request <= 0.35x nginx: {cpu_ratio:.2f}x {'MET' if cpu_ratio <= 0.35 else 'MISSED'}; "
+              f"req/s >= 1.6x nginx: {ratio:.2f}x {'MET' if ratio >= 1.6 else 'MISSED'}")
+        print(f"kernel share of CPU: dcserve {mean['dc']['kernel'] * 100:.0f}% (aim < 20%), nginx {mean['ng']['kernel'] * 100:.0f}%")
         print(f"RSS after the runs: dcserve {dc.rss_kib() / 1024:.1f} MiB")
     shutil.rmtree(work, ignore_errors=True)
 

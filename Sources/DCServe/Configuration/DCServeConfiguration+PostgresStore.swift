@@ -7,7 +7,12 @@ import DictionaryStorePostgres
 /// `DCSERVE_STORE_POSTGRES_PASSWORD`, kept out of the file). The password is never logged.
 extension DCServeConfiguration.Store {
     public enum Kind: String, Sendable, Equatable, CaseIterable {
-        case directory, postgres
+        /// One SQLite database in `store.path` (the default: one instance, many small versions).
+        case sqlite
+        /// One file per dictionary plus its record in `store.path` (the earlier default).
+        case directory
+        /// PostgreSQL shared by several instances, `store.path` being each one's local cache.
+        case postgres
     }
 
     public struct Postgres: Sendable, Equatable {
@@ -53,7 +58,7 @@ extension ConfigurationLoader {
     static func readPostgresStore(_ r: ConfigValues, into c: inout DCServeConfiguration) throws {
         if let kind = try r.string("store.kind") {
             guard let k = DCServeConfiguration.Store.Kind(rawValue: kind) else {
-                throw ConfigurationError(key: "store.kind", "must be directory or postgres")
+                throw ConfigurationError(key: "store.kind", "must be sqlite, directory or postgres")
             }
             c.store.kind = k
         }

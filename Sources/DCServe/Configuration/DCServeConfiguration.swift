@@ -101,7 +101,7 @@ public struct DCServeConfiguration: Sendable, Equatable {
     }
 
     public struct Store: Sendable, Equatable {
-        /// Directory of the content-addressed dictionary store.
+        /// Directory of the dictionary store (the SQLite database's, or the files' with `kind` directory).
         public var path = "dictionaries"
         /// Retention: total bytes of stored dictionaries.
         public var maxBytes = 256 << 20
@@ -109,9 +109,10 @@ public struct DCServeConfiguration: Sendable, Equatable {
         public var maxEntriesPerRule = 64
         /// Retention: how long a dictionary is kept after its freshness (max-age) expired.
         public var retainAfterExpirySeconds = 30 * 86_400
-        /// Shared store (issue #15): `directory` (only `path`) or `postgres` (PostgreSQL, with `path` as
-        /// the bounded local cache); see `DCServeConfiguration+PostgresStore.swift`.
-        public var kind: Kind = .directory
+        /// `sqlite` (one database file in `path`), `directory` (one file per dictionary in `path`) or
+        /// `postgres` (PostgreSQL, with `path` as the bounded local cache); see
+        /// `DCServeConfiguration+PostgresStore.swift`.
+        public var kind: Kind = .sqlite
         public var postgres = Postgres()
         /// Byte budget of the local cache directory when `kind` is `postgres`.
         public var cacheMaxBytes = 256 << 20

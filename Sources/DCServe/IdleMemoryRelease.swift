@@ -1,0 +1,56 @@
+import CLinux
+import Dispatch
+import DictionaryTransport
+import Foundation
+import Logging
+import Synchronization
+
+/// Returns memory to the system when traffic stops: every `interval` it reads the process's CPU time
+/// (no per-request bookkeeping); once an interval used less than `idleShare` of one core after a busy
+/// one, it asks the store to drop its caches and glibc to give back the free memory of every malloc
+/// arena (`malloc_trim(0)`) — once per idle period. Caches keep their entries (they are bounded by
+/// their budgets): what goes back is what the allocator held after the work that freed it.
+///
+/// Thread-safety: its timer runs on its own queue; `cancel()` may be called from any thread.
+final class IdleMemoryRelease: @unchecked Sendable {  // the timer is only resumed and cancelled
+    private let timer: DispatchSourceTimer
+    private let queue = DispatchQueue(label: "dcserve.idle-memory-release", qos: .background)
+
+    private struct State {
+        var lastCPU: Double
+        var released = true
+    }
+
+    init(store: any DictionaryStore, interval: Double = 10, idleShare: Double = 0.01, logger: Logger) {
+        let state = Mutex(State(lastCPU: Self.processCPUSeconds()))
+        timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + interval, repeating: interval)
+        timer.setEventHandler {
+            let cpu = Self.processCPUSeconds()
+            let release: Bool = state.withLock { s in
+                defer { s.lastCPU = cpu }
+                if cpu - s.lastCPU > interval * idleShare {
+                    s.released = false
+                    return false
+                }
+                if s.released { return false }
+                s.released = true
+                return true
+            }
+            guard release else { return }
+            store.releaseMemory()
+            _ = dcserve_malloc_trim()
+            logger.debug("idle: memory returned to the system")
+        }
+        timer.resume()
+    }
+
+    func cancel() { timer.cancel() }
+
+    /// CPU time used by the process so far (all threads), seconds.
+    static func processCPUSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}
