@@ -557,9 +557,12 @@ final class Connection: EventLoopMember, @unchecked Sendable {
 
     private func respondWithParseError(_ error: HTTPParseError) {
         if machine.streamingRequestBody {
-            // The handler owns this request's response (it may have begun it): just end the connection.
-            failBodyStream(.invalidFraming(error.reason))
-            close()
+            // A streamed body's framing is invalid: the error answers its request (access-logged with
+            // the request's method and target) unless the handler's response has begun; the handler's
+            // outstanding read fails, and a response it gives afterwards is dropped.
+            let action = machine.parseFailed(status: error.status)
+            deliverBodyPart(.failed(.invalidFraming(error.reason)))
+            perform(action, reason: error.reason)
             return
         }
         currentMethod = "-"
