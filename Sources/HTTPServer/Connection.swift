@@ -398,9 +398,11 @@ final class Connection: EventLoopMember, @unchecked Sendable {
                 self.bodyRead(generation: generation, then: then)
             }
         }
-        let request = HTTPServerRequest(head: head, body: parsed.body, version: parsed.version,
+        var request = HTTPServerRequest(head: head, body: parsed.body, version: parsed.version,
                                         remoteAddress: remoteAddress, connectionID: id, sequenceNumber: machine.requestsServed,
                                         receivedSequence: lastReadSequence, eventLoop: loop, bodyStream: bodyStream)
+        if parsed.version == .http1_1 { request.interim = InterimResponseSender(connection: self, sequenceNumber: machine.requestsServed) }
+        request.fromTrustedProxy = peerIsTrustedProxy
         let me = UInt(bitPattern: Int(bitPattern: pthread_self()))
         handlerThread.store(me, ordering: .relaxed)
         context.handler.handle(request) { [self] response in
@@ -415,6 +417,30 @@ final class Connection: EventLoopMember, @unchecked Sendable {
             }
         }
         handlerThread.store(0, ordering: .relaxed)
+    }
+
+    /// Whether the peer is one of `ServerConfiguration.trustedProxies` (decided once per connection).
+    private lazy var peerIsTrustedProxy: Bool = context.configuration.trustedProxies.trusts(remoteAddress: remoteAddress)
+
+    // MARK: Interim responses
+
+    /// An `InterimResponseSender.send` (any thread): written now when on the loop outside a flush (as
+    /// the handler's final response would be), else from `queue`, so it keeps its place before the
+    /// final response.
+    func sendInterim(_ response: HTTPResponse, sequenceNumber: Int) {
+        if loop.isCurrent && !inFlush {
+            writeInterim(response, sequenceNumber: sequenceNumber)
+        } else {
+            queue.async { self.writeInterim(response, sequenceNumber: sequenceNumber) }
+        }
+    }
+
+    /// Queues the interim response while its request's final response has not begun (on `queue`).
+    private func writeInterim(_ response: HTTPResponse, sequenceNumber: Int) {
+        guard !isClosed, machine.phase == .handling, machine.requestsServed == sequenceNumber,
+              machine.version == .http1_1 else { return }
+        ResponseWriter.appendInterim(response, into: &out)
+        if !inProcessInput { flushSoon() }
     }
 
     // MARK: Streamed request bodies

@@ -1,0 +1,37 @@
+import HTTPTypes
+
+/// Sends interim (1xx) responses ahead of a request's final response (RFC 9110 §15.2): a
+/// `103 Early Hints` an upstream sent, say. Handed to handlers as `HTTPServerRequest.interim`.
+///
+/// What is sent: 1xx statuses other than `100 Continue` (the server answers `Expect` itself, see
+/// `RequestBodyStream`) and `101 Switching Protocols` (an upgrade, not an interim response), and
+/// only while the request's final response has not begun; anything else is dropped. The fields go
+/// out as given, without the ones the server owns (framing, `Connection`): the caller removes
+/// hop-by-hop fields. Requests from HTTP/1.0 clients, which must not receive 1xx, and requests not
+/// read from a socket get no sender (nil).
+///
+/// Ordering: an interim response sent before the handler's `respond` on the same thread (or from the
+/// connection's event loop) precedes the final response on the wire. Thread-safety: `send` may be
+/// called from any thread; the connection is referenced weakly (a sender outliving its connection
+/// sends nothing).
+public struct InterimResponseSender: Sendable {
+    weak var connection: Connection?
+    /// The request's position on its connection: a sender kept past its request sends nothing.
+    let sequenceNumber: Int
+
+    init(connection: Connection, sequenceNumber: Int) {
+        self.connection = connection
+        self.sequenceNumber = sequenceNumber
+    }
+
+    /// Whether `status` is an interim response this type forwards.
+    public static func isSendable(_ status: HTTPResponse.Status) -> Bool {
+        status.code >= 102 && status.code <= 199
+    }
+
+    /// Queues `response` (see the type's rules) ahead of the final response.
+    public func send(_ response: HTTPResponse) {
+        guard Self.isSendable(response.status), let connection else { return }
+        connection.sendInterim(response, sequenceNumber: sequenceNumber)
+    }
+}
