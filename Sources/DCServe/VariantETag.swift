@@ -18,3 +18,20 @@ public enum VariantETag {
         return "W/\"" + opaque + suffix + "\""
     }
 }
+
+extension VariantETag {
+    /// Whether `tag` names the resource state whose identity ETag is `identity`: the identity ETag
+    /// itself, or a variant ETag made from it (``make(from:coding:level:dictionary:)``: the opaque
+    /// part followed by `-` and a coding's name). A variant's ETag names one encoding of the identity
+    /// representation; both say the resource has not changed since the client saw it. Used for
+    /// `If-Match` (RFC 9110 §13.1.1), which compares strongly: a weak `tag` or `identity` never matches.
+    public static func namesState(_ tag: Substring, identity: String) -> Bool {
+        guard !identity.hasPrefix("W/"), tag.hasPrefix("\""), tag.hasSuffix("\""), tag.count >= 2,
+              identity.hasPrefix("\""), identity.hasSuffix("\""), identity.count >= 2 else { return false }
+        let opaque = tag.dropFirst().dropLast(), base = identity.dropFirst().dropLast()
+        if opaque == base { return true }
+        guard opaque.hasPrefix(base), opaque.dropFirst(base.count).first == "-" else { return false }
+        let suffix = opaque.dropFirst(base.count + 1)
+        return ContentCoding.allCases.contains { $0 != .identity && suffix.hasPrefix($0.rawValue) }
+    }
+}
