@@ -182,7 +182,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         for (i, pattern) in dictionaryPatterns.enumerated() {
             do {
-                try URLPattern.validate(pattern)
+                try URLPattern.validateServed(pattern)
             } catch {
                 throw CLIError("--dictionaries \(pattern): \(error)")
             }
@@ -193,7 +193,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         for (i, pattern) in historyPatterns.enumerated() {
             do {
-                try URLPattern.validate(pattern)
+                try URLPattern.validateServed(pattern)
             } catch {
                 throw CLIError("--history-dictionaries \(pattern): \(error)")
             }
