@@ -401,7 +401,11 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         var request = HTTPServerRequest(head: head, body: parsed.body, version: parsed.version,
                                         remoteAddress: remoteAddress, connectionID: id, sequenceNumber: machine.requestsServed,
                                         receivedSequence: lastReadSequence, eventLoop: loop, bodyStream: bodyStream)
-        if parsed.version == .http1_1 { request.interim = InterimResponseSender(connection: self, sequenceNumber: machine.requestsServed) }
+        if parsed.version == .http1_1 {
+            let channel = interimChannel ?? InterimResponseChannel(loop: loop, connection: self)
+            interimChannel = channel
+            request.interim = InterimResponseSender(channel: channel, sequenceNumber: machine.requestsServed)
+        }
         request.fromTrustedProxy = peerIsTrustedProxy
         let me = UInt(bitPattern: Int(bitPattern: pthread_self()))
         handlerThread.store(me, ordering: .relaxed)
@@ -424,11 +428,14 @@ final class Connection: EventLoopMember, @unchecked Sendable {
 
     // MARK: Interim responses
 
-    /// An `InterimResponseSender.send` (any thread): written now when on the loop outside a flush (as
-    /// the handler's final response would be), else from `queue`, so it keeps its place before the
-    /// final response.
+    /// The channel of this connection's `InterimResponseSender`s (made with the first HTTP/1.1
+    /// request; it references the connection until `close`).
+    private var interimChannel: InterimResponseChannel?
+
+    /// An `InterimResponseSender.send` (on `queue`): written now outside a flush (as the handler's
+    /// final response would be), else after it, so it keeps its place before the final response.
     func sendInterim(_ response: HTTPResponse, sequenceNumber: Int) {
-        if loop.isCurrent && !inFlush {
+        if !inFlush {
             writeInterim(response, sequenceNumber: sequenceNumber)
         } else {
             queue.async { self.writeInterim(response, sequenceNumber: sequenceNumber) }
@@ -832,6 +839,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         guard !isClosed else { return }
         failBodyStream(.connectionClosed)
         machine.closed()
+        interimChannel?.connection = nil  // breaks the channel's reference to this connection
         pendingFile = nil
         if let s = stream { s.cancelled.store(true, ordering: .relaxed); stream = nil }
         if let ack = streamAcknowledgement { streamAcknowledgement = nil; ack() }

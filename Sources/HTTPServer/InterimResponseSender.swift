@@ -1,3 +1,5 @@
+import Dispatch
+import HTTPCore
 import HTTPTypes
 
 /// Sends interim (1xx) responses ahead of a request's final response (RFC 9110 §15.2): a
@@ -12,17 +14,11 @@ import HTTPTypes
 ///
 /// Ordering: an interim response sent before the handler's `respond` on the same thread (or from the
 /// connection's event loop) precedes the final response on the wire. Thread-safety: `send` may be
-/// called from any thread; the connection is referenced weakly (a sender outliving its connection
-/// sends nothing).
+/// called from any thread. A sender kept past its request, or past its connection, sends nothing.
 public struct InterimResponseSender: Sendable {
-    weak var connection: Connection?
-    /// The request's position on its connection: a sender kept past its request sends nothing.
+    let channel: InterimResponseChannel
+    /// The request's position on its connection.
     let sequenceNumber: Int
-
-    init(connection: Connection, sequenceNumber: Int) {
-        self.connection = connection
-        self.sequenceNumber = sequenceNumber
-    }
 
     /// Whether `status` is an interim response this type forwards.
     public static func isSendable(_ status: HTTPResponse.Status) -> Bool {
@@ -31,7 +27,29 @@ public struct InterimResponseSender: Sendable {
 
     /// Queues `response` (see the type's rules) ahead of the final response.
     public func send(_ response: HTTPResponse) {
-        guard Self.isSendable(response.status), let connection else { return }
-        connection.sendInterim(response, sequenceNumber: sequenceNumber)
+        guard Self.isSendable(response.status) else { return }
+        let channel = channel, sequenceNumber = sequenceNumber
+        if channel.loop.isCurrent {
+            channel.connection?.sendInterim(response, sequenceNumber: sequenceNumber)
+        } else {
+            channel.loop.queue.async { channel.connection?.sendInterim(response, sequenceNumber: sequenceNumber) }
+        }
+    }
+}
+
+/// One connection's end of its requests' `InterimResponseSender`s, made with its first HTTP/1.1
+/// request. It holds the connection until the connection closes (`close` clears it), so senders
+/// reach a live connection or nothing, and the connection is never referenced weakly (a weak
+/// reference would move all its reference counting to a slower side table).
+///
+/// Thread-safety (why `@unchecked Sendable` is sound): `connection` is read and cleared only on
+/// `loop.queue`; `loop` is immutable.
+final class InterimResponseChannel: @unchecked Sendable {
+    let loop: EventLoop
+    var connection: Connection?
+
+    init(loop: EventLoop, connection: Connection) {
+        self.loop = loop
+        self.connection = connection
     }
 }

@@ -301,8 +301,16 @@ public struct StaticFileHandler: HTTPHandler {
 
     /// Whether `fields` hold anything that can make a file response other than a full 200.
     private static func isConditionalOrRange(_ fields: HTTPFields) -> Bool {
-        fields.contains { $0.name == .ifNoneMatch || $0.name == .ifModifiedSince || $0.name == .range
-            || $0.name == .ifMatch || $0.name == .ifUnmodifiedSince }
+        fields.contains { field in
+            // By first byte: most names start with neither (a failed String == is a call).
+            switch field.name.canonicalName.utf8.first {
+            case UInt8(ascii: "i"):
+                let name = field.name
+                return name == .ifNoneMatch || name == .ifModifiedSince || name == .ifMatch || name == .ifUnmodifiedSince
+            case UInt8(ascii: "r"): return field.name == .range
+            default: return false
+            }
+        }
     }
 
     /// Strong comparison of an If-Match list against our strong ETag (RFC 9110 §13.1.1): "*" matches
