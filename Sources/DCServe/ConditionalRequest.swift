@@ -10,9 +10,10 @@ import HTTPTypes
 ///
 /// `If-Match` asks whether the resource is still in the state the client knew. A variant's ETag
 /// names that state plus the coding it was sent with (``VariantETag``), so the identity ETag and
-/// every variant ETag made from it match (``VariantETag/namesState(_:identity:)``), by strong
-/// comparison: a weak tag never matches. `If-None-Match` compares weakly with the ETag of the variant
-/// being sent (each variant is its own cache entry).
+/// every variant ETag made from it match (``VariantETag/namesState(_:identity:)``): strong
+/// comparison of the state (a variant's tag is weak only because its bytes vary with the encode
+/// level; any other weak tag never matches). `If-None-Match` compares weakly with the ETag of the
+/// variant being sent (each variant is its own cache entry).
 struct ConditionalRequest: Sendable {
     let ifNoneMatch: [String]
     let ifModifiedSince: String?
@@ -94,13 +95,13 @@ struct ConditionalRequest: Sendable {
     }
 
     /// An `If-Match` list against the resource's state: `*` matches (a current representation exists);
-    /// a strong tag matches when it equals the ETag being sent, or names the identity's state.
+    /// a tag matches when it is strong and equals the strong ETag being sent, or names the identity's
+    /// state (``VariantETag/namesState(_:identity:)``).
     static func matchesState(_ values: [String], sent: String?, identity: String?) -> Bool {
         for value in values {
             for tag in value.fieldMembers(separatedBy: ",") {
                 if tag == "*" { return true }
-                guard !tag.hasPrefix("W/") else { continue }
-                if let sent, !sent.hasPrefix("W/"), tag == sent { return true }
+                if !tag.hasPrefix("W/"), let sent, !sent.hasPrefix("W/"), tag == sent { return true }
                 if let identity, VariantETag.namesState(tag, identity: identity) { return true }
             }
         }

@@ -1,9 +1,10 @@
 """`If-Match` and `If-Unmodified-Since` on static GET/HEAD (RFC 9110 §13.1.1, §13.1.4), evaluated in
 §13.2.2's order (a false precondition is a 412 before any 304). Before, both were ignored (200).
 
-A variant's ETag (`"<identity>-br…"`) names the identity representation's state plus the coding it was
-sent with, so `If-Match` with the identity ETag or with any variant ETag made from it succeeds
-whatever the request's `Accept-Encoding` (strong comparison: a weak tag never matches), and fails once
+A variant's ETag (`W/"<identity>-br"`) names the identity representation's state plus the coding it was
+sent with (weak only because its bytes vary with the encode level), so `If-Match` with the identity
+ETag or with any variant ETag made from it succeeds whatever the request's `Accept-Encoding` (the
+state is compared strongly: any other weak tag, `W/"<identity>"` included, never matches), and fails once
 the file changed. Checked through the compression step (a client accepting codings) and without it
 (an identity-only client: the file handler answers), for a small file (served from memory) and a
 large one (from the open file). Release binary, http.client."""
@@ -65,6 +66,7 @@ def test_a_variant_etag_names_the_same_state_as_the_identity_etag(site, path):
     status, headers, _ = get(server, path, "br")
     variant = headers["ETag"]
     assert status == 200 and headers["Content-Encoding"] == "br" and variant != identity, dict(headers)
+    assert variant.startswith("W/") and variant[2:].startswith(identity[:-1] + "-br"), variant
     for accept in ["br", "gzip", None]:
         assert get(server, path, accept, If_Match=variant)[0] == 200, accept
         assert get(server, path, accept, If_Match=identity)[0] == 200, accept
