@@ -3,25 +3,62 @@ import HTTPCore
 import HTTPServer
 import HTTPTypes
 
-/// `If-None-Match` / `If-Modified-Since` of a GET/HEAD request (RFC 9110 §13), evaluated by the
-/// compression middleware against the variant it is about to send.
+/// The conditional fields of a GET/HEAD request (RFC 9110 §13): `If-Match`, `If-Unmodified-Since`,
+/// `If-None-Match`, `If-Modified-Since`, evaluated by the compression middleware against the variant
+/// it is about to send, in §13.2.2's order: a false `If-Match` (else `If-Unmodified-Since`) is a 412,
+/// then a false `If-None-Match` (else `If-Modified-Since`) a 304.
+///
+/// `If-Match` asks whether the resource is still in the state the client knew. A variant's ETag
+/// names that state plus the coding it was sent with (``VariantETag``), so the identity ETag and
+/// every variant ETag made from it match (``VariantETag/namesState(_:identity:)``): strong
+/// comparison of the state (a variant's tag is weak only because its bytes vary with the encode
+/// level; any other weak tag never matches). `If-None-Match` compares weakly with the ETag of the
+/// variant being sent (each variant is its own cache entry).
 struct ConditionalRequest: Sendable {
     let ifNoneMatch: [String]
     let ifModifiedSince: String?
+    let ifMatch: [String]
+    let ifUnmodifiedSince: String?
 
     init(_ fields: HTTPFields) {
-        ifNoneMatch = fields[values: .ifNoneMatch]
-        ifModifiedSince = fields[.ifModifiedSince]
+        var ifNoneMatch: [String] = [], ifMatch: [String] = []
+        var ifModifiedSince: String?, ifUnmodifiedSince: String?
+        for field in fields {
+            // Every conditional name starts with "if-": one byte decides for most fields.
+            guard field.name.canonicalName.utf8.first == UInt8(ascii: "i") else { continue }
+            switch field.name {
+            case .ifNoneMatch: ifNoneMatch.append(field.value)
+            case .ifModifiedSince: ifModifiedSince = ifModifiedSince ?? field.value
+            case .ifMatch: ifMatch.append(field.value)
+            case .ifUnmodifiedSince: ifUnmodifiedSince = ifUnmodifiedSince ?? field.value
+            default: break
+            }
+        }
+        self.ifNoneMatch = ifNoneMatch
+        self.ifModifiedSince = ifModifiedSince
+        self.ifMatch = ifMatch
+        self.ifUnmodifiedSince = ifUnmodifiedSince
     }
 
-    /// True when the request carries either condition.
-    var isPresent: Bool { !ifNoneMatch.isEmpty || ifModifiedSince != nil }
+    /// True when the request carries any condition.
+    var isPresent: Bool { !ifNoneMatch.isEmpty || ifModifiedSince != nil || !ifMatch.isEmpty || ifUnmodifiedSince != nil }
 
-    /// `response` itself, or a 304 carrying the fields RFC 9110 §15.4.5 asks for when a condition
-    /// says the client's copy is current. Only 200 responses are turned into 304s.
-    func evaluate(_ response: HTTPServerResponse) -> HTTPServerResponse {
+    /// The names of the fields a handler in front of this evaluation must not see.
+    static let fieldNames: [HTTPField.Name] = [.ifNoneMatch, .ifModifiedSince, .ifMatch, .ifUnmodifiedSince]
+
+    /// `response` itself, a 412 when `If-Match` / `If-Unmodified-Since` is false, or a 304 carrying
+    /// the fields RFC 9110 §15.4.5 asks for when `If-None-Match` / `If-Modified-Since` says the
+    /// client's copy is current. `identityETag`: the ETag of the identity representation `response`
+    /// encodes (nil when it has none). Only 200 responses are evaluated.
+    func evaluate(_ response: HTTPServerResponse, identityETag: String?) -> HTTPServerResponse {
         guard isPresent, response.head.status == .ok else { return response }
         let fields = response.head.headerFields
+        if !ifMatch.isEmpty {
+            if !Self.matchesState(ifMatch, sent: fields[.eTag], identity: identityETag) { return Self.preconditionFailed }
+        } else if let since = ifUnmodifiedSince.flatMap(HTTPDate.parse),
+                  let modified = fields[.lastModified].flatMap(HTTPDate.parse), modified > since {
+            return Self.preconditionFailed
+        }
         let notModified: Bool
         if !ifNoneMatch.isEmpty {
             guard let etag = fields[.eTag] else { return response }
@@ -40,6 +77,11 @@ struct ConditionalRequest: Sendable {
         return HTTPServerResponse(status: .notModified, headerFields: kept)
     }
 
+    static var preconditionFailed: HTTPServerResponse {
+        .text(.preconditionFailed, "412 Precondition Failed: the resource is not in the state the request names",
+              headerFields: [.cacheControl: "no-store"])
+    }
+
     /// Weak comparison of an `If-None-Match` list with `etag`; `*` matches any current representation.
     static func matches(_ values: [String], _ etag: String) -> Bool {
         func opaque(_ tag: Substring) -> Substring { tag.hasPrefix("W/") ? tag.dropFirst(2) : tag }
@@ -47,6 +89,20 @@ struct ConditionalRequest: Sendable {
         for value in values {
             for tag in value.fieldMembers(separatedBy: ",") where tag == "*" || opaque(tag) == target {
                 return true
+            }
+        }
+        return false
+    }
+
+    /// An `If-Match` list against the resource's state: `*` matches (a current representation exists);
+    /// a tag matches when it is strong and equals the strong ETag being sent, or names the identity's
+    /// state (``VariantETag/namesState(_:identity:)``).
+    static func matchesState(_ values: [String], sent: String?, identity: String?) -> Bool {
+        for value in values {
+            for tag in value.fieldMembers(separatedBy: ",") {
+                if tag == "*" { return true }
+                if !tag.hasPrefix("W/"), let sent, !sent.hasPrefix("W/"), tag == sent { return true }
+                if let identity, VariantETag.namesState(tag, identity: identity) { return true }
             }
         }
         return false

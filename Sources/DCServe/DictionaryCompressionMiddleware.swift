@@ -152,9 +152,9 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         }
         let conditions = ConditionalRequest(request.head.headerFields)
         var inner = request
-        if conditions.isPresent && !forwardsConditions(request) {  // mutating copies the fields: only when needed
-            inner.head.headerFields[.ifNoneMatch] = nil
-            inner.head.headerFields[.ifModifiedSince] = nil
+        // `If-Match` may name a variant (another client's coding): only this middleware knows them.
+        if conditions.isPresent && (!conditions.ifMatch.isEmpty || !forwardsConditions(request)) {  // mutating copies the fields: only when needed
+            for name in ConditionalRequest.fieldNames { inner.head.headerFields[name] = nil }
         }
         // A HEAD on a path a rule covers is answered from its GET, so both heads are the same (RFC 9110
         // §9.3.2): the same Vary, Use-As-Dictionary, Cache-Control, variant ETag and length.
@@ -222,8 +222,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         (rules.advertisingRule(for: path) != nil || rules.dictionaryScope(for: path) != nil) && rules.historyRule(for: path) == nil
     }
 
-    /// Whether the inner handler (e.g. an upstream) may see the client's `If-None-Match` /
-    /// `If-Modified-Since` and answer 304 itself: when nothing here can change the response (no rule
+    /// Whether the inner handler (e.g. an upstream) may see the client's conditional fields
+    /// (``ConditionalRequest/fieldNames``) and answer 304 or 412 itself: when nothing here can change the response (no rule
     /// advertises or compresses the path, and the client accepts no coding but identity), its
     /// validators are the inner handler's own. Otherwise they may name a variant only this middleware
     /// knows, so they are evaluated here, after the response is made.
@@ -248,7 +248,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         if let hit = memo.lookup(key, inner: response, generations: generations),
            hit.effects.replay(path: request.pathWithoutQuery, observer: observer, store: store,
                               variants: variants, library: library) {
-            let out = conditions.evaluate(HTTPServerResponse(prepared: hit.prepared, body: hit.body ?? response.body))
+            let out = conditions.evaluate(HTTPServerResponse(prepared: hit.prepared, body: hit.body ?? response.body),
+                                          identityETag: response.head.headerFields[.eTag])
             return respond(finish(request, out, hit.effects.response ?? passedDecision(request, out, .notOK)))
         }
         compute(request, response, conditions, memo: (key, generations), respond: respond)
@@ -292,7 +293,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                 variantsGeneration: memoSlot.generations.variants, libraryGeneration: memoSlot.generations.library))
         }
         let decision = effects.response ?? passedDecision(request, out, .notOK)
-        respond(finish(request, conditional ? conditions.evaluate(out) : out, decision))
+        respond(finish(request, conditional ? conditions.evaluate(out, identityETag: response.head.headerFields[.eTag]) : out, decision))
     }
 
     // MARK: - Steps

@@ -18,3 +18,28 @@ public enum VariantETag {
         return "W/\"" + opaque + suffix + "\""
     }
 }
+
+extension VariantETag {
+    /// Whether `tag` names the resource state whose identity ETag is `identity` (strong), for
+    /// `If-Match` (RFC 9110 §13.1.1): the identity ETag itself, or a variant ETag made from it
+    /// (``make(from:coding:dictionary:)``: the identity's opaque part, `-`, a coding's name). A
+    /// variant's tag is weak because its bytes vary with the encode level, but it is made from the
+    /// identity's strong validator and names exactly that state plus the coding it was sent with, so
+    /// it answers If-Match's question (has the resource changed?) as strongly as the identity ETag.
+    /// Any other weak tag (`W/"<identity>"` included), and anything when `identity` is weak, never
+    /// matches. Strong variant tags (`"<identity>-br11"`, from earlier releases) match too.
+    public static func namesState(_ tag: Substring, identity: String) -> Bool {
+        func opaque(_ t: Substring) -> Substring? {
+            t.hasPrefix("\"") && t.hasSuffix("\"") && t.count >= 2 ? t.dropFirst().dropLast() : nil
+        }
+        guard !identity.hasPrefix("W/"), let base = opaque(identity[...]) else { return false }
+        func isVariant(_ o: Substring) -> Bool {
+            guard o.hasPrefix(base), o.dropFirst(base.count).first == "-" else { return false }
+            let suffix = o.dropFirst(base.count + 1)
+            return ContentCoding.allCases.contains { $0 != .identity && suffix.hasPrefix($0.rawValue) }
+        }
+        if tag.hasPrefix("W/") { return opaque(tag.dropFirst(2)).map(isVariant) ?? false }
+        guard let o = opaque(tag) else { return false }
+        return o == base || isVariant(o)
+    }
+}

@@ -14,7 +14,12 @@ import HTTPTypes
 ///   acceptable only when listed explicitly (RFC 9842 clients list them only when they attach a
 ///   dictionary).
 /// - `identity` is acceptable unless excluded by `identity;q=0`, or by `*;q=0` without an `identity`
-///   member.
+///   member. Not listed, it takes the weight of `*` when present, else it ranks below every listed
+///   coding (as nginx and jshttp/negotiator read it): the lowest weight above 0 among the listed
+///   members, so `br;q=0.9, gzip;q=0.8` gets br, and gzip when br cannot be made. A tie with the
+///   lowest goes to the coding (server preference ranks identity last; see ``CodingChoice``, where
+///   only a smaller known body beats preference). With nothing listed above 0 it weighs 1 (it is
+///   then all the client accepts).
 /// - No `Accept-Encoding` field at all: only `identity` (RFC 9110 allows anything; sending
 ///   compression to a client that did not ask is the riskier reading).
 ///
@@ -77,9 +82,11 @@ public struct AcceptEncoding: Hashable, Sendable {
         if let w = weights[coding.rawValue] { return w }
         if coding.usesDictionary { return 0 }
         if coding == .identity {
-            // identity is refused only by an explicit `identity;q=0` or `*;q=0`.
-            if let w = wildcardWeight, w == 0 { return 0 }
-            return 1000
+            // Unlisted identity: refused only by `*;q=0`; otherwise below every listed coding.
+            if let w = wildcardWeight { return w }
+            var lowest = 1000
+            for w in weights.values where w > 0 && w < lowest { lowest = w }
+            return lowest
         }
         return wildcardWeight ?? 0
     }

@@ -23,6 +23,10 @@ public struct URLPatternError: Error, Hashable, Sendable, CustomStringConvertibl
         case unbalancedGroup
         /// A modifier (`?`, `+`, `*`) where none may stand.
         case misplacedModifier
+        /// A valid pattern that can never match what the server means it to: characters a request
+        /// path or `Use-As-Dictionary` cannot carry, a literal `\`, a query after a `?` modifier
+        /// (``URLPattern/validateServed(_:)``).
+        case neverMatches
     }
 
     public let kind: Kind

@@ -399,9 +399,15 @@ final class Connection: EventLoopMember, @unchecked Sendable {
                 self.bodyRead(generation: generation, then: then)
             }
         }
-        let request = HTTPServerRequest(head: head, body: parsed.body, version: parsed.version,
+        var request = HTTPServerRequest(head: head, body: parsed.body, version: parsed.version,
                                         remoteAddress: remoteAddress, connectionID: id, sequenceNumber: machine.requestsServed,
                                         receivedSequence: lastReadSequence, eventLoop: loop, bodyStream: bodyStream)
+        if parsed.version == .http1_1 {
+            let channel = interimChannel ?? InterimResponseChannel(loop: loop, connection: self)
+            interimChannel = channel
+            request.interim = InterimResponseSender(channel: channel, sequenceNumber: machine.requestsServed)
+        }
+        request.fromTrustedProxy = peerIsTrustedProxy
         let me = UInt(bitPattern: Int(bitPattern: pthread_self()))
         handlerThread.store(me, ordering: .relaxed)
         context.handler.handle(request) { [self] response in
@@ -416,6 +422,33 @@ final class Connection: EventLoopMember, @unchecked Sendable {
             }
         }
         handlerThread.store(0, ordering: .relaxed)
+    }
+
+    /// Whether the peer is one of `ServerConfiguration.trustedProxies` (decided once per connection).
+    private lazy var peerIsTrustedProxy: Bool = context.configuration.trustedProxies.trusts(remoteAddress: remoteAddress)
+
+    // MARK: Interim responses
+
+    /// The channel of this connection's `InterimResponseSender`s (made with the first HTTP/1.1
+    /// request; it references the connection until `close`).
+    private var interimChannel: InterimResponseChannel?
+
+    /// An `InterimResponseSender.send` (on `queue`): written now outside a flush (as the handler's
+    /// final response would be), else after it, so it keeps its place before the final response.
+    func sendInterim(_ response: HTTPResponse, sequenceNumber: Int) {
+        if !inFlush {
+            writeInterim(response, sequenceNumber: sequenceNumber)
+        } else {
+            queue.async { self.writeInterim(response, sequenceNumber: sequenceNumber) }
+        }
+    }
+
+    /// Queues the interim response while its request's final response has not begun (on `queue`).
+    private func writeInterim(_ response: HTTPResponse, sequenceNumber: Int) {
+        guard !isClosed, machine.phase == .handling, machine.requestsServed == sequenceNumber,
+              machine.version == .http1_1 else { return }
+        ResponseWriter.appendInterim(response, into: &out)
+        if !inProcessInput { flushSoon() }
     }
 
     // MARK: Streamed request bodies
@@ -563,9 +596,12 @@ final class Connection: EventLoopMember, @unchecked Sendable {
 
     private func respondWithParseError(_ error: HTTPParseError) {
         if machine.streamingRequestBody {
-            // The handler owns this request's response (it may have begun it): just end the connection.
-            failBodyStream(.invalidFraming(error.reason))
-            close()
+            // A streamed body's framing is invalid: the error answers its request (access-logged with
+            // the request's method and target) unless the handler's response has begun; the handler's
+            // outstanding read fails, and a response it gives afterwards is dropped.
+            let action = machine.parseFailed(status: error.status)
+            deliverBodyPart(.failed(.invalidFraming(error.reason)))
+            perform(action, reason: error.reason)
             return
         }
         currentMethod = "-"
@@ -809,6 +845,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         guard !isClosed else { return }
         failBodyStream(.connectionClosed)
         machine.closed()
+        interimChannel?.connection = nil  // breaks the channel's reference to this connection
         pendingFile = nil
         if let s = stream { s.cancelled.store(true, ordering: .relaxed); stream = nil }
         if let ack = streamAcknowledgement { streamAcknowledgement = nil; ack() }

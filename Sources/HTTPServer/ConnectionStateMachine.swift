@@ -161,10 +161,20 @@ struct ConnectionStateMachine {
     }
 
     /// The request stream is malformed or over a limit: answer with the error and close. The input
-    /// after it is unread, so the close lingers. In a streamed body the handler owns the response
-    /// (it may have begun it): the connection just closes.
+    /// after it is unread, so the close lingers. In a streamed body (bad chunk framing) the error
+    /// answers the request whose body it is, unless the handler's response has begun (its head is
+    /// queued): then the connection just closes. A response the handler gives afterwards finds no
+    /// `.handling` phase and is dropped (``responseReady``).
     mutating func parseFailed(status: Int) -> Action {
-        if streamingRequestBody { streamingRequestBody = false; bodyWanted = false; return .close }
+        if streamingRequestBody {
+            streamingRequestBody = false
+            bodyWanted = false
+            guard phase == .handling else { return .close }
+            phase = .closing
+            keepAlive = false
+            lingerOnClose = true
+            return .respondWithErrorAndClose(status: status)
+        }
         guard phase == .reading else { return .none }
         phase = .closing
         lingerOnClose = true

@@ -28,6 +28,12 @@ public struct HTTPServerRequest: Sendable {
     /// The body as a stream, for requests the server was told to stream
     /// (`ServerConfiguration.streamsRequestBody`) that have a body; `body` is then empty. Nil otherwise.
     public var bodyStream: RequestBodyStream?
+    /// Sends interim (1xx) responses ahead of the final one (e.g. a proxied `103 Early Hints`); nil
+    /// for HTTP/1.0 clients (which must not receive 1xx) and requests not read from a socket.
+    public var interim: InterimResponseSender?
+    /// The peer is one of the server's trusted proxies (`ServerConfiguration.trustedProxies`): its
+    /// forwarding fields (`Forwarded`, `X-Forwarded-*`, `X-Real-IP`) describe the real client.
+    public var fromTrustedProxy = false
 
     public init(head: HTTPRequest, body: [UInt8] = [], version: HTTPVersion = .http1_1,
                 remoteAddress: String = "", connectionID: UInt64 = 0, sequenceNumber: Int = 1,

@@ -240,7 +240,7 @@ public struct RequestParser {
         let start = from + scanned
         if let lf = findLF(buffer, from: start) {
             scanned = 0
-            guard lf > from, buffer[lf - 1] == 0x0D else { throw .badRequest("bare LF in line") }
+            guard lf > from, buffer[lf - 1] == 0x0D else { throw .badRequest("bare LF in a chunked body line") }
             if lf - 1 - from > limit { throw error }
             try rejectBareCR(buffer, from..<lf - 1)
             return lf + 1
@@ -517,7 +517,7 @@ public struct RequestParser {
     private func parseChunkSize(_ buffer: UnsafeRawBufferPointer, _ line: Range<Int>) throws(HTTPParseError) -> Int {
         switch ChunkedCoding.parseSizeLine(UnsafeRawBufferPointer(rebasing: buffer[line])) {
         case .size(let size): return size
-        case .tooLarge: throw .contentTooLarge
+        case .tooLarge: throw .badRequest("chunk size does not fit in 64 bits")
         case .invalidSize: throw .badRequest("invalid chunk size")
         case .invalidExtension: throw .badRequest("invalid chunk extension")
         }

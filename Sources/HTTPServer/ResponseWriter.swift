@@ -86,6 +86,13 @@ enum ResponseWriter {
 
     private static let keepAliveName = HTTPField.Name("keep-alive")!
     static let continueResponse: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+
+    /// Appends an interim (1xx) response: its status line and fields, without the fields the
+    /// server owns (framing, `Connection`), and the empty line. No `Date` or `Server`.
+    static func appendInterim(_ response: HTTPResponse, into buffer: inout [UInt8]) {
+        _ = appendStatusAndFields(response, into: &buffer)
+        buffer.append(0x0D); buffer.append(0x0A)
+    }
     private static let contentLengthPrefix: [UInt8] = Array("Content-Length: ".utf8)
     private static let chunkedLine: [UInt8] = Array("Transfer-Encoding: chunked\r\n".utf8)
     private static let closeLine: [UInt8] = Array("Connection: close\r\n".utf8)
@@ -124,6 +131,8 @@ enum ResponseWriter {
     static func reasonPhrase(_ code: Int) -> String {
         switch code {
         case 100: return "Continue"
+        case 102: return "Processing"
+        case 103: return "Early Hints"
         case 200: return "OK"
         case 201: return "Created"
         case 204: return "No Content"
@@ -137,6 +146,7 @@ enum ResponseWriter {
         case 405: return "Method Not Allowed"
         case 406: return "Not Acceptable"
         case 408: return "Request Timeout"
+        case 412: return "Precondition Failed"
         case 413: return "Content Too Large"
         case 414: return "URI Too Long"
         case 416: return "Range Not Satisfiable"

@@ -232,7 +232,13 @@ public struct StaticFileHandler: HTTPHandler {
                               contentType: HTTPField, body: (Range<Int64>) -> ResponseBody) -> HTTPServerResponse {
         let fieldsReq = request.head.headerFields
 
-        // Conditional requests (RFC 9110 §13.2.2): If-None-Match wins over If-Modified-Since.
+        // Conditional requests, in RFC 9110 §13.2.2's order: If-Match (else If-Unmodified-Since) first,
+        // then If-None-Match (else If-Modified-Since).
+        if let im = fieldsReq[values: .ifMatch].nilIfEmpty {
+            if !Self.etagListMatchesStrongly(im, v.etag) { return Self.preconditionFailed }
+        } else if let ius = fieldsReq[.ifUnmodifiedSince], let since = HTTPDate.parse(ius), v.lastModifiedSeconds > since {
+            return Self.preconditionFailed
+        }
         if let inm = fieldsReq[values: .ifNoneMatch].nilIfEmpty {
             if Self.etagListMatches(inm, v.etag) { return Self.notModified(v) }
         } else if let ims = fieldsReq[.ifModifiedSince], let since = HTTPDate.parse(ims), v.lastModifiedSeconds <= since {
@@ -268,6 +274,11 @@ public struct StaticFileHandler: HTTPHandler {
         return response
     }
 
+    /// 412: an `If-Match` or `If-Unmodified-Since` condition is false (RFC 9110 §13.1.1, §13.1.4).
+    private static var preconditionFailed: HTTPServerResponse {
+        .text(.preconditionFailed, "412 Precondition Failed: the file is not in the state the request names")
+    }
+
     /// A 304 for a file with validators `v`: the validators only.
     private static func notModified(_ v: FileValidatorCache.Validators) -> HTTPServerResponse {
         var fields = HTTPFields()
@@ -290,7 +301,27 @@ public struct StaticFileHandler: HTTPHandler {
 
     /// Whether `fields` hold anything that can make a file response other than a full 200.
     private static func isConditionalOrRange(_ fields: HTTPFields) -> Bool {
-        fields.contains { $0.name == .ifNoneMatch || $0.name == .ifModifiedSince || $0.name == .range }
+        fields.contains { field in
+            // By first byte: most names start with neither (a failed String == is a call).
+            switch field.name.canonicalName.utf8.first {
+            case UInt8(ascii: "i"):
+                let name = field.name
+                return name == .ifNoneMatch || name == .ifModifiedSince || name == .ifMatch || name == .ifUnmodifiedSince
+            case UInt8(ascii: "r"): return field.name == .range
+            default: return false
+            }
+        }
+    }
+
+    /// Strong comparison of an If-Match list against our strong ETag (RFC 9110 §13.1.1): "*" matches
+    /// (the file exists), a weak tag never does.
+    static func etagListMatchesStrongly(_ values: [String], _ etag: String) -> Bool {
+        for value in values {
+            for member in value.fieldMembers(separatedBy: ",") where member == "*" || member == etag {
+                return true
+            }
+        }
+        return false
     }
 
     /// Weak comparison of an If-None-Match list against our strong ETag ("*" matches anything).

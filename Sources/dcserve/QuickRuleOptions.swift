@@ -39,7 +39,7 @@ struct QuickRuleOptions: ParsableArguments {
     func apply(to c: inout DCServeConfiguration) throws {
         for (i, pattern) in dictionaryPatterns.enumerated() {
             do {
-                try URLPattern.validate(pattern)
+                try URLPattern.validateServed(pattern)
             } catch {
                 throw CLIError("--dictionaries \(pattern): \(error)")
             }
@@ -50,7 +50,7 @@ struct QuickRuleOptions: ParsableArguments {
         }
         for (i, pattern) in historyPatterns.enumerated() {
             do {
-                try URLPattern.validate(pattern)
+                try URLPattern.validateServed(pattern)
             } catch {
                 throw CLIError("--history-dictionaries \(pattern): \(error)")
             }

@@ -19,7 +19,7 @@ import Testing
 
     /// Fields the proxy adds itself (a client's `Connection` cannot make it drop them).
     static let added: Set<HTTPField.Name> = [HTTPField.Name("X-Forwarded-For")!, HTTPField.Name("X-Forwarded-Proto")!,
-                                             HTTPField.Name("Forwarded")!, HTTPField.Name("Via")!]
+                                             HTTPField.Name("Forwarded")!, HTTPField.Name("Via")!, HTTPField.Name("X-Real-IP")!]
 
     @Test func hopByHopAndConnectionListedFieldsAreRemovedFromRequests() {
         let r = Self.request([("Connection", "keep-alive, X-Secret-Hop"), ("Connection", "Other"),
@@ -39,16 +39,37 @@ import Testing
         #expect(out.path == "/api/x?y=1" && out.method == .get)
     }
 
-    @Test func forwardingFieldsAreAppended() {
+    @Test func forwardingFieldsAreAppendedToATrustedProxys() {
         let r = Self.request([("X-Forwarded-For", "192.0.2.1"), ("X-Forwarded-Proto", "https"), ("Via", "1.0 edge"),
-                              ("Forwarded", "for=192.0.2.1")])
+                              ("Forwarded", "for=192.0.2.1"), ("X-Real-IP", "192.0.2.1")])
         var policy = ProxyHeaderPolicy()
         policy.forwarded = true
-        let out = ProxyRequestHeaders.make(r, context: Self.context, policy: policy)
+        var context = Self.context
+        context.fromTrustedProxy = true
+        let out = ProxyRequestHeaders.make(r, context: context, policy: policy)
         #expect(out.headerFields[values: HTTPField.Name("X-Forwarded-For")!] == ["192.0.2.1, 10.1.2.3"])
         #expect(out.headerFields[values: HTTPField.Name("X-Forwarded-Proto")!] == ["http"], "the client cannot choose it")
         #expect(out.headerFields[values: HTTPField.Name("Via")!] == ["1.0 edge, 1.1 dcserve"])
         #expect(out.headerFields[values: HTTPField.Name("Forwarded")!] == ["for=192.0.2.1, for=10.1.2.3;proto=http;host=site.example"])
+        #expect(out.headerFields[values: HTTPField.Name("X-Real-IP")!] == ["192.0.2.1"], "the proxy saw the client")
+    }
+
+    /// A client's own `Forwarded` and `X-Real-IP` are claims, not hops: replaced by what dcserve saw.
+    @Test func aClientsForwardedAndRealIPAreReplaced() {
+        let r = Self.request([("Forwarded", "for=203.0.113.9;proto=https"), ("X-Real-IP", "203.0.113.9"),
+                              ("Forwarded", "for=198.51.100.1"), ("X-Real-IP", "198.51.100.1")])
+        var policy = ProxyHeaderPolicy()
+        policy.forwarded = true
+        let out = ProxyRequestHeaders.make(r, context: Self.context, policy: policy)
+        #expect(out.headerFields[values: HTTPField.Name("Forwarded")!] == ["for=10.1.2.3;proto=http;host=site.example"])
+        #expect(out.headerFields[values: HTTPField.Name("X-Real-IP")!] == ["10.1.2.3"])
+        policy.forwardedFor = false
+        let off = ProxyRequestHeaders.make(r, context: Self.context, policy: policy)
+        #expect(off.headerFields[values: HTTPField.Name("X-Real-IP")!] == [], "never the client's")
+        policy.forwarded = false
+        let passed = ProxyRequestHeaders.make(r, context: Self.context, policy: policy)
+        #expect(passed.headerFields[values: HTTPField.Name("Forwarded")!].count == 2, "not ours to set: end-to-end")
+        #expect(passed.headerFields[values: HTTPField.Name("X-Real-IP")!] == [])
     }
 
     @Test func ipv6ClientsAndQuotedForwardedValues() {

@@ -43,34 +43,56 @@ import Testing
 
     @Test func ifNoneMatchUsesWeakComparisonAndLists() {
         for header in ["\"v1\"", "W/\"v1\"", "\"x\", \"v1\"", "*"] {
-            let out = ConditionalRequest([.ifNoneMatch: header]).evaluate(response())
+            let out = ConditionalRequest([.ifNoneMatch: header]).evaluate(response(), identityETag: "\"v1\"")
             #expect(out.head.status == .notModified, "\(header)")
             #expect(out.head.headerFields[.eTag] == "\"v1\"" && out.head.headerFields[.vary] == "Accept-Encoding")
             #expect(out.head.headerFields[.contentType] == nil && out.body.knownLength == 0)
         }
-        #expect(ConditionalRequest([.ifNoneMatch: "\"v2\""]).evaluate(response()).head.status == .ok)
+        #expect(ConditionalRequest([.ifNoneMatch: "\"v2\""]).evaluate(response(), identityETag: "\"v1\"").head.status == .ok)
     }
 
     /// Members are split at comma bytes: `,\u{0301}` is one Character, and was no separator to `String.split`.
     @Test func ifNoneMatchMembersSplitAtCommaBytes() {
         for header in ["\"v1\",\u{0301}\"x\"", "*,\u{0301}", "\"x\",\u{0301}, W/\"v1\""] {
-            #expect(ConditionalRequest([.ifNoneMatch: header]).evaluate(response()).head.status == .notModified, "\(header.debugDescription)")
+            #expect(ConditionalRequest([.ifNoneMatch: header]).evaluate(response(), identityETag: "\"v1\"").head.status == .notModified, "\(header.debugDescription)")
         }
-        #expect(ConditionalRequest([.ifNoneMatch: "\"x\",\u{0301}\"v1\""]).evaluate(response()).head.status == .ok)
+        #expect(ConditionalRequest([.ifNoneMatch: "\"x\",\u{0301}\"v1\""]).evaluate(response(), identityETag: "\"v1\"").head.status == .ok)
     }
 
     @Test func ifModifiedSinceOnlyWithoutIfNoneMatch() {
         let same = "Sun, 22 Nov 2026 05:00:00 GMT", earlier = "Sun, 22 Nov 2026 04:00:00 GMT"
-        #expect(ConditionalRequest([.ifModifiedSince: same]).evaluate(response()).head.status == .notModified)
-        #expect(ConditionalRequest([.ifModifiedSince: earlier]).evaluate(response()).head.status == .ok)
-        #expect(ConditionalRequest([.ifModifiedSince: same, .ifNoneMatch: "\"v2\""]).evaluate(response()).head.status == .ok)
-        #expect(ConditionalRequest([.ifModifiedSince: "garbage"]).evaluate(response()).head.status == .ok)
+        #expect(ConditionalRequest([.ifModifiedSince: same]).evaluate(response(), identityETag: "\"v1\"").head.status == .notModified)
+        #expect(ConditionalRequest([.ifModifiedSince: earlier]).evaluate(response(), identityETag: "\"v1\"").head.status == .ok)
+        #expect(ConditionalRequest([.ifModifiedSince: same, .ifNoneMatch: "\"v2\""]).evaluate(response(), identityETag: "\"v1\"").head.status == .ok)
+        #expect(ConditionalRequest([.ifModifiedSince: "garbage"]).evaluate(response(), identityETag: "\"v1\"").head.status == .ok)
+    }
+
+    /// If-Match (strong) against the resource's state: the identity ETag and the variant ETags made
+    /// from it match; a weak tag or another resource's tag does not. Evaluated before If-None-Match.
+    @Test func ifMatchAndIfUnmodifiedSinceComeFirst() {
+        let hash = SHA256.hash(Array("dictionary".utf8))
+        let variant = VariantETag.make(from: "\"v1\"", coding: .dcz, dictionary: hash)
+        var sent = response(etag: variant)
+        sent.head.headerFields[.contentEncoding] = "dcz"
+        for tag in ["\"v1\"", variant, "W/\"v1-br\"", "\"v1-br5\"", "*", "\"x\", \"v1\""] {
+            #expect(ConditionalRequest([.ifMatch: tag]).evaluate(sent, identityETag: "\"v1\"").head.status == .ok, "\(tag)")
+        }
+        for tag in ["W/\"v1\"", "\"v2\"", "\"v1-x\"", "\"v10\"", "\"v1-\"", "W/\"v2-br\"", "W/\"v1-x\""] {
+            #expect(ConditionalRequest([.ifMatch: tag]).evaluate(sent, identityETag: "\"v1\"").head.status == .preconditionFailed, "\(tag)")
+        }
+        #expect(ConditionalRequest([.ifMatch: "W/\"v1\""]).evaluate(response(etag: "W/\"v1\""), identityETag: "W/\"v1\"")
+                    .head.status == .preconditionFailed, "weak validators never match If-Match")
+        let earlier = "Sat, 21 Nov 2026 05:00:00 GMT"
+        #expect(ConditionalRequest([.ifUnmodifiedSince: earlier]).evaluate(response(), identityETag: "\"v1\"").head.status == .preconditionFailed)
+        #expect(ConditionalRequest([.ifUnmodifiedSince: earlier, .ifMatch: "\"v1\""]).evaluate(response(), identityETag: "\"v1\"").head.status == .ok)
+        #expect(ConditionalRequest([.ifMatch: "\"v2\"", .ifNoneMatch: "\"v1\""]).evaluate(response(), identityETag: "\"v1\"").head.status
+                == .preconditionFailed, "412 before 304")
     }
 
     @Test func onlyOKResponsesBecomeNotModified() {
         var notFound = response()
         notFound.head.status = .notFound
-        #expect(ConditionalRequest([.ifNoneMatch: "*"]).evaluate(notFound).head.status == .notFound)
+        #expect(ConditionalRequest([.ifNoneMatch: "*"]).evaluate(notFound, identityETag: nil).head.status == .notFound)
     }
 }
 

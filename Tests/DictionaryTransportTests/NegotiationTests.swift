@@ -32,7 +32,21 @@ import Testing
         #expect(accept.weight(of: .gzip) == 1000)
         #expect(!accept.accepts(.dcb))
         #expect(!accept.accepts(.dcz))
-        #expect(accept.weight(of: .identity) == 1000)
+        #expect(accept.weight(of: .identity) == 300, "covered by `*`")
+    }
+
+    /// An unlisted identity ranks below every listed coding (nginx, jshttp/negotiator): a client
+    /// giving every coding q < 1 still gets its best coding, not identity.
+    @Test func unlistedIdentityRanksBelowEveryListedCoding() {
+        let accept = AcceptEncoding(fieldValue: "br;q=0.9, gzip;q=0.8")
+        #expect(accept.weight(of: .identity) == 800)
+        #expect(AcceptEncoding(fieldValue: "gzip;q=0.5, zstd;q=0, x-custom;q=0.2").weight(of: .identity) == 200)
+        #expect(AcceptEncoding(fieldValue: "gzip;q=0").weight(of: .identity) == 1000, "all the client accepts")
+        #expect(AcceptEncoding(fieldValue: "gzip;q=0.5, identity;q=0.9").weight(of: .identity) == 900, "listed: as listed")
+        typealias C = CodingChoice.Candidate
+        #expect(CodingChoice.choose([C(.identity), C(.gzip), C(.br)], accept: accept) == .coding(.br))
+        #expect(CodingChoice.choose([C(.identity), C(.gzip)], accept: accept) == .coding(.gzip))
+        #expect(CodingChoice.choose([C(.identity), C(.zstd)], accept: accept) == .coding(.identity), "zstd not listed")
     }
 
     @Test func identityRefusal() {
@@ -334,6 +348,15 @@ import Testing
         // identity refused: the best other coding is used even for a tiny body.
         #expect(decide(request(base: [("accept-encoding", "gzip, identity;q=0")]), size: 20) == .plain(.gzip, reason: .bodyTooSmall))
         #expect(decide(request(base: [("accept-encoding", "identity;q=0")]), size: 20) == .notAcceptable)
+    }
+
+    /// Every coding with q < 1 and identity unlisted: the client's best coding, not identity.
+    @Test func clientsWeightingEveryCodingBelowOneGetTheirBestCoding() {
+        #expect(decide(request(base: [("accept-encoding", "br;q=0.9, gzip;q=0.8")])) == .plain(.br, reason: .noDictionaryOffered))
+        let available = ("available-dictionary", referenceAvailableDictionary)
+        #expect(decide(request(available, base: [("accept-encoding", "dcb;q=0.9, dcz;q=0.9, br;q=0.5")]))
+                == .dictionary(.dcz, referenceHash))
+        #expect(decide(request(base: [("accept-encoding", "br;q=0.9, gzip;q=0.8")]), size: 20) == .plain(.identity, reason: .bodyTooSmall))
     }
 
     @Test func alreadyEncodedResponsesAreLeftAlone() {

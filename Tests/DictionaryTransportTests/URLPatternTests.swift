@@ -130,6 +130,22 @@ private func pattern(_ match: String) throws -> URLPattern { try URLPattern(matc
         }
     }
 
+    /// Configured patterns: valid syntax that can never match what it says is refused too.
+    @Test(arguments: ["/a/*?q=1", "/a/:id?x", "/a/*?\\?", "/caf\u{E9}/*", "/app.* ", " /a", "/a b", "/a\t", "/a\\\\b",
+                      "/static\\app.*"])
+    func servedPatternsThatNeverMatch(match: String) {
+        #expect(throws: URLPatternError.self) { try URLPattern.validateServed(match) }
+        if (try? URLPattern.validate(match)) != nil {
+            #expect { try URLPattern.validateServed(match) } throws: { ($0 as? URLPatternError)?.kind == .neverMatches }
+        }
+    }
+
+    @Test(arguments: ["/static/app.*", "/caf%C3%A9/*", "/a%20b", "/a/\\:x/*", "/a/\\?", "/files/:name?", "/files/:name?/x",
+                      "/a/{:id}?", "/a/*", "/a/:x+/b"])
+    func servedPatternsThatCanMatch(match: String) throws {
+        try URLPattern.validateServed(match)
+    }
+
     @Test func tooLongPatternsAreRejected() {
         #expect(throws: URLPatternError.self) { try URLPattern("/" + String(repeating: "a", count: 3000), base: base) }
     }

@@ -220,11 +220,23 @@ struct ConnectionStateMachineStreamingTests {
         #expect(m.outputWritten(unreadInput: false) == .halfCloseAndLinger)
     }
 
-    @Test func framingErrorsAndStallsInAStreamedBodyClose() {
+    @Test func framingErrorsInAStreamedBodyAreAnsweredUnlessTheResponseBegan() {
         var bad = M(maxRequestsPerConnection: 100)
         bad.requestParsed(keepAlive: true, version: .http1_1, isHead: false)
         bad.requestBodyStreamStarted()
-        #expect(bad.parseFailed(status: 400) == .close)
+        bad.bodyReadRequested()
+        #expect(bad.parseFailed(status: 400) == .respondWithErrorAndClose(status: 400))
+        #expect(!bad.streamingRequestBody && bad.discardsInput)
+        #expect(bad.responseReady(status: 502, knownLength: 3) == nil)  // the handler's late answer is dropped
+        var begun = M(maxRequestsPerConnection: 100)
+        begun.requestParsed(keepAlive: true, version: .http1_1, isHead: false)
+        begun.requestBodyStreamStarted()
+        _ = begun.responseReady(status: 200, knownLength: nil)
+        begun.bodyPending()
+        #expect(begun.parseFailed(status: 400) == .close)
+    }
+
+    @Test func stallsInAStreamedBodyClose() {
         var slow = M(maxRequestsPerConnection: 100)
         slow.requestParsed(keepAlive: true, version: .http1_1, isHead: false)
         slow.requestBodyStreamStarted()

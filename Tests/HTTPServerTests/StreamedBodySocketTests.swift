@@ -166,4 +166,28 @@ struct StreamedBodySocketTests {
         #expect(text.hasPrefix("HTTP/1.1 400 "))
         #expect(text.contains("failed connectionClosed"))
     }
+
+    /// Malformed chunk framing in a streamed body is answered like a buffered one: 400 with the
+    /// parser's reason (the handler's own answer to its failed read comes too late and is dropped),
+    /// and the connection closes after it.
+    @Test(arguments: ["5\nhello\r\n0\r\n\r\n", "0x5\r\nhello\r\n0\r\n\r\n", "fffffffffffffffff\r\nhello\r\n",
+                      "5\r\nhelloXX0\r\n\r\n", "-5\r\nhello\r\n0\r\n\r\n"])
+    func malformedChunkFramingInAStreamedBodyIsA400(chunks: String) async throws {
+        let (server, port) = try startServer()
+        let text: String = try await withCheckedThrowingContinuation { c in
+            DispatchQueue.global().async {
+                do {
+                    let fd = try connectClient(port)
+                    defer { close(fd) }
+                    sendAll(fd, Array("POST /up/bad HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n\(chunks)".utf8))
+                    c.resume(returning: receive(fd, until: { _ in false }))  // until the server closes
+                } catch { c.resume(throwing: error) }
+            }
+        }
+        await stop(server)
+        #expect(text.hasPrefix("HTTP/1.1 400 "), "\(text)")
+        #expect(text.lowercased().contains("connection: close"))
+        #expect(text.contains("chunk"), "the parser's reason: \(text)")
+        #expect(!text.contains("failed"), "the handler's late answer: \(text)")
+    }
 }

@@ -18,7 +18,8 @@ extension DCServeConfiguration {
     ]
 
     /// Checks ranges and cross-field rules; throws the first problem as a `ConfigurationError`.
-    /// URL patterns must be path patterns (starting with `/`) that `URLPattern` accepts.
+    /// URL patterns must be path patterns (starting with `/`) that `URLPattern.validateServed` accepts
+    /// (valid, and able to match what they say).
     public func validate() throws {
         func check(_ ok: Bool, _ key: String, _ reason: String) throws {
             if !ok { throw ConfigurationError(key: key, reason) }
@@ -138,7 +139,7 @@ extension DCServeConfiguration {
 
     private func checkPattern(_ pattern: String, key: String) throws {
         do {
-            try URLPattern.validate(pattern)
+            try URLPattern.validateServed(pattern)
         } catch {
             throw ConfigurationError(key: key, error.description)
         }

@@ -12,11 +12,13 @@ public struct ProxyHeaderPolicy: Sendable, Equatable {
     }
 
     public var host: HostField = .keep
-    /// Append the client's address to `X-Forwarded-For`.
+    /// Append the client's address to `X-Forwarded-For`, and set `X-Real-IP` to it (unless a trusted
+    /// proxy sent one). Off: neither, and a client's `X-Real-IP` is still removed.
     public var forwardedFor = true
     /// Set `X-Forwarded-Proto` to the scheme the client used.
     public var forwardedProto = true
-    /// Append an RFC 7239 `Forwarded` element (`for`, `proto`, `host`).
+    /// Send an RFC 7239 `Forwarded` element (`for`, `proto`, `host`): appended to a trusted proxy's
+    /// elements, replacing anyone else's.
     public var forwarded = false
     /// Append `Via` (request and response).
     public var via = true

@@ -8,6 +8,14 @@ import HTTPTypes
 /// `X-Forwarded-Proto` and `Forwarded` per the policy, `Host` kept or rewritten, the dictionary
 /// fields withheld unless the upstream handles dictionaries, and `Accept-Encoding` narrowed to the
 /// codings dcserve can decode (gzip, br, zstd; identity always). Pure; thread-safe.
+///
+/// Who the client is, as the upstream hears it: `Forwarded` (policy `forwarded`) gets dcserve's
+/// element appended to the elements a trusted proxy sent (RFC 7239 §4), and replaces whatever anyone
+/// else sent (a client's own `Forwarded: for=` is a claim, not a hop). `X-Real-IP` names one address,
+/// the client's: a trusted proxy's value passes; from anyone else it is replaced by the peer's address
+/// when `forwardedFor` is on (the address `X-Forwarded-For` gets, under the name nginx set-ups
+/// read), and removed when it is off, so an upstream never takes a client's word for its address.
+/// `X-Forwarded-For` keeps its de facto rule: the peer's address appended to what came.
 public enum ProxyRequestHeaders {
     /// Where the client's request came from and where it goes.
     public struct Context: Sendable, Equatable {
@@ -19,12 +27,17 @@ public enum ProxyRequestHeaders {
         public var protocolVersion: String
         /// The upstream server's `host:port` (Host when the policy says `.upstream`).
         public var upstreamAuthority: String
+        /// The peer is a trusted proxy (`server.trustedProxies`): its `Forwarded` elements and
+        /// `X-Real-IP` describe the real client and are kept; from anyone else they are replaced.
+        public var fromTrustedProxy: Bool
 
-        public init(clientAddress: String, scheme: String, protocolVersion: String, upstreamAuthority: String) {
+        public init(clientAddress: String, scheme: String, protocolVersion: String, upstreamAuthority: String,
+                    fromTrustedProxy: Bool = false) {
             self.clientAddress = clientAddress
             self.scheme = scheme
             self.protocolVersion = protocolVersion
             self.upstreamAuthority = upstreamAuthority
+            self.fromTrustedProxy = fromTrustedProxy
         }
     }
 
@@ -35,6 +48,7 @@ public enum ProxyRequestHeaders {
     static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
     static let xForwardedProto = HTTPField.Name("X-Forwarded-Proto")!
     static let forwarded = HTTPField.Name("Forwarded")!
+    static let xRealIP = HTTPField.Name("X-Real-IP")!
     static let via = HTTPField.Name("Via")!
     static let host = HTTPField.Name("Host")!
 
@@ -46,7 +60,7 @@ public enum ProxyRequestHeaders {
         var fields = HTTPFields()
         fields.reserveCapacity(request.headerFields.count + 4)
         // Several lines of one field, joined with ", " as they come (no list per field: usually one line or none).
-        var acceptEncoding: String?, forwardedFor: String?, forwardedElements: String?, vias: String?
+        var acceptEncoding: String?, forwardedFor: String?, forwardedElements: String?, vias: String?, realIP: String?
         func add(_ value: String, to joined: inout String?) { joined = joined.map { $0 + ", " + value } ?? value }
         // One pass: drop what must not be forwarded, collect what is rewritten, keep the rest in order.
         for field in request.headerFields {
@@ -57,7 +71,12 @@ public enum ProxyRequestHeaders {
             case 3 where policy.via && name == via: add(field.value, to: &vias); continue
             case 4 where name == host: continue
             case 6 where name == expect: continue
-            case 9 where policy.forwarded && name == forwarded: add(field.value, to: &forwardedElements); continue
+            case 9 where policy.forwarded && name == forwarded:
+                if context.fromTrustedProxy { add(field.value, to: &forwardedElements) }
+                continue
+            case 9 where name == xRealIP:
+                if context.fromTrustedProxy { realIP = field.value }  // the last line: the nearest proxy's
+                continue
             case 13 where dictionariesHere && name == .dictionaryID: continue
             case 15 where dictionariesHere && name == .acceptEncoding: add(field.value, to: &acceptEncoding); continue
             case 15 where policy.forwardedFor && name == xForwardedFor: add(field.value, to: &forwardedFor); continue
@@ -77,6 +96,11 @@ public enum ProxyRequestHeaders {
         if policy.forwardedFor {
             add(clientIP, to: &forwardedFor)
             fields.append(HTTPField(name: xForwardedFor, value: forwardedFor!))
+        }
+        if let realIP {
+            fields.append(HTTPField(name: xRealIP, value: realIP))
+        } else if policy.forwardedFor {
+            fields.append(HTTPField(name: xRealIP, value: clientIP))
         }
         if policy.forwardedProto {
             fields.append(HTTPField(name: xForwardedProto, value: context.scheme))

@@ -63,14 +63,17 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
 
     let upstream: String
     let request: HTTPRequest
+    /// Where interim responses for the client go (nil: an HTTP/1.0 client, or none wanted).
+    let interim: InterimResponseSender?
     let settings: Settings
     let logger: Logger
     private let state: Mutex<State>
 
-    init(upstream: String, request: HTTPRequest, settings: Settings, logger: Logger,
+    init(upstream: String, request: HTTPRequest, interim: InterimResponseSender? = nil, settings: Settings, logger: Logger,
          respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
         self.upstream = upstream
         self.request = request
+        self.interim = interim
         self.settings = settings
         self.logger = logger
         var s = State()
@@ -95,7 +98,13 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
 
     // MARK: HTTPClientResponseDelegate
 
-    func didReceiveInformational(_ head: HTTPResponse) {}  // dcserve answered the client's 100-continue itself
+    /// A 1xx other than 100 and 101 (`103 Early Hints`, ...) goes on to the client ahead of the final
+    /// response, cleaned like a final head (RFC 9110 §15.2); an HTTP/1.0 client has no `interim`
+    /// sender and gets none. `100 Continue` stays here: dcserve answered the client's expectation itself.
+    func didReceiveInformational(_ head: HTTPResponse) {
+        guard let interim, InterimResponseSender.isSendable(head.status) else { return }
+        interim.send(ProxyResponseHeaders.make(head, policy: settings.policy))
+    }
 
     func didReceiveHead(parsed head: ParsedResponseHead) {
         // Via names the protocol the response was received with (RFC 9110 §7.6.3).

@@ -19,6 +19,8 @@ import Logging
 ///   by ``UpstreamBodyDecoder`` when they are gzip/br/zstd and may be transformed), so the compression
 ///   middleware can encode them and store dictionaries; larger ones, and streams (SSE), are relayed
 ///   as a `.stream` body with back-pressure: the upstream is read only as fast as the client takes it.
+/// - Interim responses (1xx other than 100 and 101, e.g. `103 Early Hints`) go on to the client as
+///   they arrive, ahead of the final response (``ProxyResponseRelay``); HTTP/1.0 clients get none.
 /// - Upstream failures before the head become 502 (refused, reset, invalid) or 504 (timeout) with a
 ///   short body and a log line naming the upstream and the reason; after the head, the client's
 ///   response is cut short (the connection closes), never left hanging.
@@ -75,7 +77,7 @@ public final class ReverseProxyHandler: HTTPHandler {
         let context = ProxyRequestHeaders.Context(
             clientAddress: request.remoteAddress, scheme: request.head.scheme ?? "http",
             protocolVersion: request.version == .http1_1 ? "1.1" : "\(request.version.major).\(request.version.minor)",
-            upstreamAuthority: upstreamAuthority)
+            upstreamAuthority: upstreamAuthority, fromTrustedProxy: request.fromTrustedProxy)
         var head = ProxyRequestHeaders.make(request.head, context: context, policy: policy)
         if let maxForwards { head.headerFields[.maxForwards] = String(maxForwards) }
         let fields = request.head.headerFields
@@ -87,7 +89,7 @@ public final class ReverseProxyHandler: HTTPHandler {
         } else {
             body = .none
         }
-        let relay = ProxyResponseRelay(upstream: name, request: request.head, settings: .init(
+        let relay = ProxyResponseRelay(upstream: name, request: request.head, interim: request.interim, settings: .init(
             maxBufferedBodyBytes: maxBufferedBodyBytes, maxDecodedBodyBytes: maxDecodedBodyBytes, policy: policy),
             logger: logger, respond: respond)
         let exchange = client.execute(HTTPClientRequest(head: head, body: body),

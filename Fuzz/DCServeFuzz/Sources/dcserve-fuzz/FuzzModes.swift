@@ -98,6 +98,13 @@ func fuzzAcceptEncoding(_ bytes: [UInt8]) {
             precondition(accept.accepts(coding) == (w > 0))
         }
         _ = accept.acceptsAny(of: ContentCoding.allCases)
+        // An unlisted identity (no `*`) ranks below every coding listed with a weight above 0.
+        if accept.weights["identity"] == nil && accept.wildcardWeight == nil {
+            for (_, w) in accept.weights where w > 0 {
+                precondition(accept.weight(of: .identity) <= w, "unlisted identity above a listed coding")
+            }
+            precondition(accept.accepts(.identity), "unlisted identity refused without `*;q=0`")
+        }
     }
 }
 

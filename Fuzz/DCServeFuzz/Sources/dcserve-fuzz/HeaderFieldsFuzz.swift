@@ -5,7 +5,8 @@ import Foundation
 import HTTPTypes
 
 // Mode `header-fields`: the smaller parsers of request and upstream-response fields —
-// Cache-Control for dictionary lifetimes (DictionaryCacheControl), If-None-Match / If-Modified-Since
+// Cache-Control for dictionary lifetimes (DictionaryCacheControl), If-None-Match / If-Modified-Since /
+// If-Match / If-Unmodified-Since
 // (ConditionalRequest, HTTPDate), Vary merging (VaryField), trusted-proxy addresses and the
 // forwarded scheme (TrustedProxies), and the two request-path normalisers (RoutePath for routing,
 // DocumentPath for files).
@@ -30,10 +31,16 @@ func fuzzHeaderFields(_ bytes: [UInt8]) {
     var request = HTTPFields()
     request.append(HTTPField(name: .ifNoneMatch, value: first))
     if values.count > 2 { request.append(HTTPField(name: .ifModifiedSince, value: values[2])) }
+    if values.count > 3 {
+        let name: HTTPField.Name = (bytes.first ?? 0) & 1 == 0 ? .ifMatch : .ifUnmodifiedSince
+        request.append(HTTPField(name: name, value: values[3]))
+    }
     let response = HTTPServerResponse(status: .ok, headerFields: [.eTag: second, .lastModified: values.last!,
                                                                    .contentType: "text/plain", .vary: first])
-    let answer = ConditionalRequest(request).evaluate(response)
-    if answer.head.status == .notModified {
+    let answer = ConditionalRequest(request).evaluate(response, identityETag: values.count > 2 ? values[2] : second)
+    if answer.head.status == .preconditionFailed {
+        precondition(values.count > 3, "412 without If-Match or If-Unmodified-Since")
+    } else if answer.head.status == .notModified {
         let allowed: Set<HTTPField.Name> = [.eTag, .cacheControl, .vary, .lastModified, .expires, .contentLocation]
         precondition(answer.head.headerFields.allSatisfy { allowed.contains($0.name) }, "304 keeps a body field")
     } else {
