@@ -4,7 +4,7 @@ extension FrameDecoder {
     func decodeLiterals(_ src: UnsafePointer<UInt8>, size: Int) throws(ZstdDecodeError) -> (Int, Int) {
         let b0 = src[0]
         let sizeFormat = Int((b0 >> 2) & 3)
-        let room = min(Self.blockSizeLimit, limits.maxOutputBytes - output.count)
+        let room = min(Self.blockSizeLimit, outputLimit - output.count)
         switch b0 & 3 {
         case 0:  // raw
             let headerSize: Int
@@ -21,8 +21,9 @@ extension FrameDecoder {
                 headerSize = 1
                 count = Int(b0 >> 3)
             }
-            guard count <= room else { throw .outputTooLarge(limit: limits.maxOutputBytes) }
+            guard count <= room else { throw overLimit }
             guard headerSize + count <= size else { throw .corrupt("raw literals truncated") }
+            reserveLiterals(count)
             literals.update(from: src + headerSize, count: count)
             return (count, headerSize + count)
         case 1:  // RLE
@@ -42,7 +43,8 @@ extension FrameDecoder {
                 count = Int(b0 >> 3)
             }
             guard count <= Self.blockSizeLimit else { throw .corrupt("too many literals") }
-            guard count <= room else { throw .outputTooLarge(limit: limits.maxOutputBytes) }
+            guard count <= room else { throw overLimit }
+            reserveLiterals(count)
             literals.update(repeating: src[headerSize], count: count)
             return (count, headerSize + 1)
         default:  // compressed (2) or treeless (3)
@@ -72,7 +74,8 @@ extension FrameDecoder {
             guard count <= Self.blockSizeLimit else { throw .corrupt("too many literals") }
             if !singleStream, count < 6 { throw .corrupt("fewer than 6 literals in 4 streams") }
             guard compressedSize + headerSize <= size else { throw .corrupt("compressed literals truncated") }
-            guard count <= room else { throw .outputTooLarge(limit: limits.maxOutputBytes) }
+            guard count <= room else { throw overLimit }
+            reserveLiterals(count)
             var streams = src + headerSize
             var streamsSize = compressedSize
             let table: HuffmanTable

@@ -30,7 +30,7 @@ extension FrameDecoder {
 
         let blockStart = output.count
         // Compressed blocks decode at most blockSizeMax bytes (and never past the output limit).
-        let blockEnd = blockStart + min(blockSizeMax, limits.maxOutputBytes - blockStart)
+        let blockEnd = blockStart + min(blockSizeMax, outputLimit - blockStart)
         output.reserve(blockEnd)
         let out = output.base
         var op = blockStart
@@ -88,9 +88,9 @@ extension FrameDecoder {
             ofState = Int(truncatingIfNeeded: of >> 48) &+ Int(truncatingIfNeeded: br.readBits(UInt32(truncatingIfNeeded: of >> 40) & 0xFF))
 
             // Execute: literals, then the match (from this frame's output or the dictionary).
-            guard literalLength <= blockEnd - op else { throw blockEnd - blockStart < blockSizeMax ? .outputTooLarge(limit: limits.maxOutputBytes) : .blockTooLarge }
+            guard literalLength <= blockEnd - op else { throw blockEnd - blockStart < blockSizeMax ? overLimit : .blockTooLarge }
             guard literalLength <= literalCount - litPos else { throw .corrupt("sequence needs more literals than decoded") }
-            guard matchLength <= blockEnd - op - literalLength else { throw blockEnd - blockStart < blockSizeMax ? .outputTooLarge(limit: limits.maxOutputBytes) : .blockTooLarge }
+            guard matchLength <= blockEnd - op - literalLength else { throw blockEnd - blockStart < blockSizeMax ? overLimit : .blockTooLarge }
             do {
                 var d = out + op
                 var s = lit + litPos
@@ -136,7 +136,7 @@ extension FrameDecoder {
         rep2 = r2
         let lastLiterals = literalCount - litPos
         guard lastLiterals <= blockEnd - op else {
-            throw blockEnd - blockStart < blockSizeMax ? .outputTooLarge(limit: limits.maxOutputBytes) : .blockTooLarge
+            throw blockEnd - blockStart < blockSizeMax ? overLimit : .blockTooLarge
         }
         (out + op).update(from: lit + litPos, count: lastLiterals)
         op += lastLiterals

@@ -14,10 +14,14 @@ final class FrameDecoder {
     let dictionaryCount: Int
     let limits: ZstdDecodeLimits
     let output: OutputBuffer
+    /// The most bytes `output` may hold: `limits.maxOutputBytes`, or less when the caller sized a
+    /// fixed output from the frames' declared content sizes.
+    let outputLimit: Int
     var position = 0
 
     // Per-frame entropy state.
-    let literals: UnsafeMutablePointer<UInt8>
+    private(set) var literals: UnsafeMutablePointer<UInt8>
+    private var literalCapacity = 0
     var huffman: HuffmanTable?
     let literalLengthCells: UnsafeMutablePointer<UInt64>
     let offsetCells: UnsafeMutablePointer<UInt64>
@@ -31,16 +35,22 @@ final class FrameDecoder {
     var blockSizeMax = 0
 
     init(input: UnsafeBufferPointer<UInt8>, dictionary: UnsafeBufferPointer<UInt8>, limits: ZstdDecodeLimits,
-         empty: UnsafePointer<UInt8>)
+         empty: UnsafePointer<UInt8>, output: OutputBuffer? = nil)
     {
         self.input = input.baseAddress ?? empty
         inputCount = input.count
         self.dictionary = dictionary.baseAddress ?? empty
         dictionaryCount = dictionary.count
         self.limits = limits
-        output = OutputBuffer(capacity: 0)
-        literals = .allocate(capacity: Self.blockSizeLimit + 64)
-        literals.initialize(repeating: 0, count: Self.blockSizeLimit + 64)
+        if let output {
+            self.output = output
+            outputLimit = min(limits.maxOutputBytes, output.capacity)
+        } else {
+            self.output = OutputBuffer(capacity: 0)
+            outputLimit = limits.maxOutputBytes
+        }
+        literals = .allocate(capacity: 64)
+        literals.initialize(repeating: 0, count: 64)
         literalLengthCells = .allocate(capacity: SequenceTable.cellCount)
         literalLengthCells.initialize(repeating: 0, count: SequenceTable.cellCount)
         offsetCells = .allocate(capacity: SequenceTable.cellCount)
@@ -57,6 +67,24 @@ final class FrameDecoder {
     }
 
     var remaining: Int { inputCount - position }
+
+    /// The error for output beyond `outputLimit`.
+    var overLimit: ZstdDecodeError {
+        outputLimit < limits.maxOutputBytes
+            ? .corrupt("frames decode to more than their declared content sizes")
+            : .outputTooLarge(limit: limits.maxOutputBytes)
+    }
+
+    /// Makes `literals` hold at least `count` bytes plus 64 bytes of readable slack.
+    func reserveLiterals(_ count: Int) {
+        guard count > literalCapacity else { return }
+        var capacity = 4096
+        while capacity < count { capacity *= 2 }
+        literals.deallocate()
+        literals = .allocate(capacity: capacity + 64)
+        literals.initialize(repeating: 0, count: capacity + 64)
+        literalCapacity = capacity
+    }
 
     @inline(__always) func le16(_ p: UnsafePointer<UInt8>) -> Int { Int(p[0]) | Int(p[1]) << 8 }
     @inline(__always) func le24(_ p: UnsafePointer<UInt8>) -> Int { Int(p[0]) | Int(p[1]) << 8 | Int(p[2]) << 16 }
@@ -125,7 +153,7 @@ final class FrameDecoder {
         huffman = nil
         hasSequenceTables = false
         rep0 = 1; rep1 = 4; rep2 = 8
-        if let contentSize, contentSize <= UInt64(limits.maxOutputBytes - output.count) {
+        if let contentSize, contentSize <= UInt64(outputLimit - output.count) {
             output.reserve(output.count + Int(contentSize))
         }
 
@@ -176,7 +204,7 @@ final class FrameDecoder {
 
     /// Fails unless `count` more bytes fit the output limit; makes room for them.
     @inline(__always) private func ensureOutputRoom(_ count: Int) throws(ZstdDecodeError) {
-        guard count <= limits.maxOutputBytes - output.count else { throw .outputTooLarge(limit: limits.maxOutputBytes) }
+        guard count <= outputLimit - output.count else { throw overLimit }
         output.reserve(output.count + count)
     }
 

@@ -27,6 +27,25 @@ public enum PureZstd {
         var zero: UInt64 = 0
         return try withUnsafeBytes(of: &zero) { (zeroBytes) throws(ZstdDecodeError) -> [UInt8] in
             let empty = zeroBytes.bindMemory(to: UInt8.self).baseAddress ?? UnsafePointer(bitPattern: 1)!
+            // When every frame declares its size, decode straight into the result's storage.
+            if let total = DeclaredContentSize.total(of: input), total <= limits.maxOutputBytes {
+                var failure: ZstdDecodeError?
+                let result = [UInt8](unsafeUninitializedCapacity: total + OutputBuffer.slack) { storage, initialized in
+                    initialized = 0
+                    guard let base = storage.baseAddress else { return }
+                    let output = OutputBuffer(fixed: base, capacity: total)
+                    let decoder = FrameDecoder(
+                        input: input, dictionary: dictionary, limits: limits, empty: empty, output: output)
+                    do throws(ZstdDecodeError) {
+                        try decoder.decodeAll()
+                        initialized = output.count
+                    } catch {
+                        failure = error
+                    }
+                }
+                if let failure { throw failure }
+                return result
+            }
             let decoder = FrameDecoder(input: input, dictionary: dictionary, limits: limits, empty: empty)
             try decoder.decodeAll()
             return decoder.output.bytes()
