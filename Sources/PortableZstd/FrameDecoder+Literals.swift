@@ -78,7 +78,7 @@ extension FrameDecoder {
             reserveLiterals(count)
             var streams = src + headerSize
             var streamsSize = compressedSize
-            let table: HuffmanTable
+            var table: HuffmanTable
             if treeless, let previous = huffman {
                 table = previous
             } else {
@@ -91,6 +91,8 @@ extension FrameDecoder {
                 streams += used
                 streamsSize -= used
                 table = read
+                table.decodesDoubleSymbols = !singleStream
+                    && HuffmanTable.referenceChoosesDoubleSymbols(literals: count, compressedSize: compressedSize)
             }
             if singleStream {
                 try table.decodeStream(streams, length: streamsSize, into: literals, count: count)

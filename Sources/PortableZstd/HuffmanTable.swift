@@ -4,6 +4,28 @@ struct HuffmanTable {
     static let maxTableLog = 12
     var cells: [UInt16]
     var tableLog: UInt32
+    /// Whether the reference decoder would decode with this table through its double-symbol
+    /// decoder (`HUF_decompress4X2`), which treats the last symbol of a stream leniently.
+    var decodesDoubleSymbols = false
+
+    /// The reference decoder's choice between its single- and double-symbol decoders for 4-stream
+    /// literals (`HUF_selectDecoder`), from the literal count and the compressed section's size.
+    static func referenceChoosesDoubleSymbols(literals: Int, compressedSize: Int) -> Bool {
+        let costs: [(UInt32, UInt32, UInt32, UInt32)] = [
+            (0, 0, 1, 1), (0, 0, 1, 1), (150, 216, 381, 119), (170, 205, 514, 112), (177, 199, 539, 110),
+            (197, 194, 644, 107), (221, 192, 735, 107), (256, 189, 881, 106), (359, 188, 1167, 109),
+            (582, 187, 1570, 114), (688, 187, 1712, 122), (825, 186, 1965, 136), (976, 185, 2131, 150),
+            (1180, 186, 2070, 175), (1377, 185, 1731, 202), (1412, 185, 1695, 202),
+        ]
+        guard literals > 0 else { return false }
+        let q = compressedSize >= literals ? 15 : compressedSize * 16 / literals
+        let d256 = UInt32(truncatingIfNeeded: literals >> 8)
+        let c = costs[q]
+        let single = c.0 &+ c.1 &* d256
+        var double = c.2 &+ c.3 &* d256
+        double &+= double >> 5
+        return double < single
+    }
 
     /// Reads a Huffman tree description at the start of `input`; returns the table and the bytes
     /// used. Accepts and rejects as the reference decoder (`HUF_readStats`, weights up to 12 bits).
@@ -154,15 +176,46 @@ struct HuffmanTable {
                 }
                 i += 4
             }
-            while i < count {
+            let last = decodesDoubleSymbols ? count - 1 : count
+            while i < last {
                 br.reload()
                 let cell = t[br.peekBitsFast(log)]
                 out[i] = UInt8(truncatingIfNeeded: cell)
                 br.skip(UInt32(cell >> 8))
                 i += 1
             }
+            if i < count {
+                br.reload()
+                out[i] = lastSymbolAsDoubleDecoder(t, &br)
+            }
         }
         br.reload()
         guard br.isExactlyConsumed else { throw .corrupt("Huffman stream not consumed exactly") }
+    }
+
+    /// The last symbol of a stream as the reference's double-symbol decoder reads it
+    /// (`HUF_decodeLastSymbolX2`): its table has `max(tableLog, 11)`-bit cells, and when a cell
+    /// holds two symbols the first is taken and the bits counted are capped at the stream's end.
+    private func lastSymbolAsDoubleDecoder(_ t: UnsafePointer<UInt16>, _ br: inout BackwardBitReader) -> UInt8 {
+        let log = tableLog
+        let wide = max(log, 11)
+        let peek = br.peekBitsFast(wide)
+        let first = t[peek >> Int(wide - log)]
+        let firstBits = UInt32(first >> 8)
+        let room = wide - firstBits
+        var isDouble = false
+        var secondBits: UInt32 = 0
+        if room >= 1 {
+            let rest = (peek << Int(firstBits)) & ((1 << Int(wide)) - 1)
+            secondBits = UInt32(t[rest >> Int(wide - log)] >> 8)
+            isDouble = secondBits <= room
+        }
+        if !isDouble {
+            br.skip(firstBits)
+        } else if br.consumed < 64 {
+            br.skip(firstBits + secondBits)
+            if br.consumed > 64 { br.consumed = 64 }
+        }
+        return UInt8(truncatingIfNeeded: first)
     }
 }
