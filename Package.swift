@@ -19,6 +19,8 @@ let package = Package(
         .library(name: "DCServe", targets: ["DCServe"]),
         .library(name: "DictionaryStorePostgres", targets: ["DictionaryStorePostgres"]),
         .library(name: "DictionaryClient", targets: ["DictionaryClient"]),
+        // Pure-Swift zstd/dcz decoder: no dependencies, no C.
+        .library(name: "PortableZstd", targets: ["PortableZstd"]),
         // The lab (a product so the parser fuzzer in Fuzz/DCServeFuzz can link it).
         .library(name: "DCServeLab", targets: ["DCServeLab"]),
     ],
@@ -47,6 +49,8 @@ let package = Package(
             name: "DictionaryCodec",
             dependencies: ["CZstd", "CBrotli", "COpenSSL", "CZlib"]
         ),
+        // Zstandard (RFC 8878) and dcz (RFC 9842 §5) decoding in Swift only, for clients without libzstd.
+        .target(name: "PortableZstd"),
         // Event loops, sockets, byte transports (TCP, TLS server and client), HTTP/1 framing pieces:
         // what the server and the upstream client share.
         .target(
@@ -146,6 +150,7 @@ let package = Package(
                 "DictionaryCodec",
                 "DictionaryTransport",
                 "DictionaryClient",
+                "PortableZstd",
                 "HTTPClient",
                 "HTTPCore",
                 "COpenSSL",
@@ -181,6 +186,8 @@ let package = Package(
             "DCServeLab", "DictionaryCodec", "HTTPServer", .product(name: "PropertyBased", package: "swift-property-based"),
         ]),
         .testTarget(name: "DictionaryClientTests", dependencies: ["DictionaryClient", "DictionaryCodec", "DictionaryTransport"]),
+        // DictionaryCodec (libzstd) is the reference the pure-Swift decoder is compared with.
+        .testTarget(name: "PortableZstdTests", dependencies: ["PortableZstd", "DictionaryCodec"]),
     ],
     swiftLanguageModes: [.v6]
 )
