@@ -1,6 +1,7 @@
 import ArgumentParser
 import DictionaryCodec
 import Foundation
+import PortableZstd
 
 /// `dcserve decompress`: a dcz/dcb/zstd/br/gzip body back into the original bytes.
 struct DecompressCommand: ParsableCommand {
@@ -11,9 +12,19 @@ struct DecompressCommand: ParsableCommand {
             dcz and dcb bodies are recognised by their magic and need --dictionary: the file whose \
             SHA-256 is in the body's header (`dcserve inspect` shows it). zstd and gzip are \
             recognised by their magic too; brotli has none, so pass --encoding br. The output file \
-            is written atomically, and only if the whole body decoded without error.
+            is written atomically, and only if the whole body decoded without error. \
+            --decoder swift decodes zstd and dcz bodies with the pure-Swift decoder (PortableZstd) \
+            instead of libzstd; it also accepts concatenated zstd frames.
             """
     )
+
+    /// Which implementation decodes zstd and dcz bodies.
+    enum Decoder: String, ExpressibleByArgument, CaseIterable {
+        /// libzstd through DictionaryCodec.
+        case c
+        /// PortableZstd, the pure-Swift decoder an app without libzstd uses.
+        case swift
+    }
 
     @Option(name: .shortAndLong, help: "Dictionary file (required for dcz and dcb bodies).")
     var dictionary: String?
@@ -29,6 +40,14 @@ struct DecompressCommand: ParsableCommand {
 
     @Option(help: "Refuse windows larger than 2^N bytes (default: the coding's standard limit).")
     var maxWindowLog: Int?
+
+    @Option(help: "Decoder for zstd and dcz bodies: c (libzstd) or swift (pure Swift).")
+    var decoder: Decoder = .c
+
+    @Option(name: .customLong("repeat"), help: ArgumentHelp(
+        "Benchmark: decode the body N times in this process (dictionary prepared once) and report ms/run and MB/s of output on stderr.",
+        valueName: "N"))
+    var repetitions: Int = 1
 
     @Argument(help: "Input file.")
     var input: String
@@ -55,14 +74,47 @@ struct DecompressCommand: ParsableCommand {
         } else if self.dictionary != nil {
             throw CLIError("--dictionary is only used with dcz and dcb bodies; \(input) is \(coding)")
         }
-        let decoded: [UInt8]
-        do {
-            decoded = try coding.decode(
-                body, dictionary: dictionary, limits: DecodeLimits(maxOutput: maxOutput, maxWindowLog: maxWindowLog))
-        } catch let error as CodecError {
-            throw CLIError("\(input): \(coding): \(error)")
+        if decoder == .swift, coding != .zstd, coding != .dcz {
+            throw CLIError("\(input): --decoder swift decodes zstd and dcz only (no pure-Swift \(coding) decoder); use --decoder c")
+        }
+        var decoded: [UInt8] = []
+        let clock = ContinuousClock()
+        let start = clock.now
+        for _ in 0..<max(repetitions, 1) {
+            decoded = try decode(body, coding: coding, dictionary: dictionary)
+        }
+        let elapsed = clock.now - start
+        if repetitions > 1 {
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+            let perRun = seconds / Double(repetitions)
+            FileHandle.standardError.write(Data(String(
+                format: "decompress %@ (%@ decoder): %d runs, %.3f ms/run, %.1f MB/s\n", coding.rawValue,
+                decoder.rawValue, repetitions, perRun * 1000, Double(decoded.count) / perRun / 1e6).utf8))
         }
         try CLIFile.writeAtomically(decoded, to: output)
+    }
+
+    private func decode(_ body: [UInt8], coding: ContentCoding, dictionary: CompressionDictionary?) throws -> [UInt8] {
+        let limits = DecodeLimits(maxOutput: maxOutput, maxWindowLog: maxWindowLog)
+        guard decoder == .swift else {
+            do {
+                return try coding.decode(body, dictionary: dictionary, limits: limits)
+            } catch let error as CodecError {
+                throw CLIError("\(input): \(coding): \(error)")
+            }
+        }
+        let windowLog = min(
+            maxWindowLog ?? DecodeLimits.standardMaxWindowLog(for: coding, dictionarySize: dictionary?.count ?? 0), 40)
+        let swiftLimits = ZstdDecodeLimits(maxOutputBytes: limits.maxOutput, maxWindowBytes: 1 << max(windowLog, 0))
+        do {
+            if let dictionary {
+                return try PureDCZ.decode(
+                    body, dictionary: dictionary.bytes, dictionaryHash: dictionary.hash.bytes, limits: swiftLimits)
+            }
+            return try PureZstd.decompress(body, limits: swiftLimits)
+        } catch {
+            throw CLIError("\(input): \(coding) (swift decoder): \(error)")
+        }
     }
 
     private func detectCoding(_ body: [UInt8]) throws -> ContentCoding {
