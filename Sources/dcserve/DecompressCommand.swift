@@ -77,11 +77,12 @@ struct DecompressCommand: ParsableCommand {
         if decoder == .swift, coding != .zstd, coding != .dcz {
             throw CLIError("\(input): --decoder swift decodes zstd and dcz only (no pure-Swift \(coding) decoder); use --decoder c")
         }
+        let dictionaryBytes = decoder == .swift ? dictionary?.bytes : nil  // read once, outside the timed loop
         var decoded: [UInt8] = []
         let clock = ContinuousClock()
         let start = clock.now
         for _ in 0..<max(repetitions, 1) {
-            decoded = try decode(body, coding: coding, dictionary: dictionary)
+            decoded = try decode(body, coding: coding, dictionary: dictionary, dictionaryBytes: dictionaryBytes)
         }
         let elapsed = clock.now - start
         if repetitions > 1 {
@@ -94,7 +95,9 @@ struct DecompressCommand: ParsableCommand {
         try CLIFile.writeAtomically(decoded, to: output)
     }
 
-    private func decode(_ body: [UInt8], coding: ContentCoding, dictionary: CompressionDictionary?) throws -> [UInt8] {
+    private func decode(
+        _ body: [UInt8], coding: ContentCoding, dictionary: CompressionDictionary?, dictionaryBytes: [UInt8]?
+    ) throws -> [UInt8] {
         let limits = DecodeLimits(maxOutput: maxOutput, maxWindowLog: maxWindowLog)
         guard decoder == .swift else {
             do {
@@ -107,9 +110,9 @@ struct DecompressCommand: ParsableCommand {
             maxWindowLog ?? DecodeLimits.standardMaxWindowLog(for: coding, dictionarySize: dictionary?.count ?? 0), 40)
         let swiftLimits = ZstdDecodeLimits(maxOutputBytes: limits.maxOutput, maxWindowBytes: 1 << max(windowLog, 0))
         do {
-            if let dictionary {
+            if let dictionary, let dictionaryBytes {
                 return try PureDCZ.decode(
-                    body, dictionary: dictionary.bytes, dictionaryHash: dictionary.hash.bytes, limits: swiftLimits)
+                    body, dictionary: dictionaryBytes, dictionaryHash: dictionary.hash.bytes, limits: swiftLimits)
             }
             return try PureZstd.decompress(body, limits: swiftLimits)
         } catch {
