@@ -88,6 +88,7 @@ extension FrameDecoder {
             ofState = Int(truncatingIfNeeded: of >> 48) &+ Int(truncatingIfNeeded: br.readBits(UInt32(truncatingIfNeeded: of >> 40) & 0xFF))
 
             // Execute: literals, then the match (from this frame's output or the dictionary).
+            guard offset >= 1 else { throw .corrupt("zero match offset") }  // unreachable: repeat offsets stay >= 1
             guard literalLength <= blockEnd - op else { throw blockEnd - blockStart < blockSizeMax ? overLimit : .blockTooLarge }
             guard literalLength <= literalCount - litPos else { throw .corrupt("sequence needs more literals than decoded") }
             guard matchLength <= blockEnd - op - literalLength else { throw blockEnd - blockStart < blockSizeMax ? overLimit : .blockTooLarge }

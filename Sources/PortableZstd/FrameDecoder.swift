@@ -8,6 +8,13 @@
 final class FrameDecoder {
     static let blockSizeLimit = 128 * 1024
 
+    /// The most output a decoder allocates ahead of decoding it, trusting declared content sizes:
+    /// 16 MiB, or 1024 bytes per input byte. Beyond that the output grows as it is decoded, so a
+    /// small hostile input declaring a huge size cannot make the decoder allocate it.
+    static func preallocationLimit(inputCount: Int) -> Int {
+        max(1 << 24, inputCount > Int.max >> 10 ? Int.max : inputCount << 10)
+    }
+
     let input: UnsafePointer<UInt8>
     let inputCount: Int
     let dictionary: UnsafePointer<UInt8>
@@ -153,7 +160,9 @@ final class FrameDecoder {
         huffman = nil
         hasSequenceTables = false
         rep0 = 1; rep1 = 4; rep2 = 8
-        if let contentSize, contentSize <= UInt64(outputLimit - output.count) {
+        if let contentSize, contentSize <= UInt64(outputLimit - output.count),
+           contentSize <= UInt64(Self.preallocationLimit(inputCount: inputCount))
+        {
             output.reserve(output.count + Int(contentSize))
         }
 

@@ -28,7 +28,9 @@ public enum PureZstd {
         return try withUnsafeBytes(of: &zero) { (zeroBytes) throws(ZstdDecodeError) -> [UInt8] in
             let empty = zeroBytes.bindMemory(to: UInt8.self).baseAddress ?? UnsafePointer(bitPattern: 1)!
             // When every frame declares its size, decode straight into the result's storage.
-            if let total = DeclaredContentSize.total(of: input), total <= limits.maxOutputBytes {
+            if let total = DeclaredContentSize.total(of: input), total <= limits.maxOutputBytes,
+               total <= FrameDecoder.preallocationLimit(inputCount: input.count)
+            {
                 var failure: ZstdDecodeError?
                 let result = [UInt8](unsafeUninitializedCapacity: total + OutputBuffer.slack) { storage, initialized in
                     initialized = 0

@@ -52,6 +52,10 @@ struct DecompressCommand: ParsableCommand {
     @Argument(help: "Input file.")
     var input: String
 
+    func validate() throws {
+        if repetitions < 1 { throw ValidationError("--repeat must be at least 1") }
+    }
+
     func run() throws {
         let body = try CLIFile.read(input)
         let coding = try detectCoding(body)

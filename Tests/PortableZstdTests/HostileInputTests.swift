@@ -62,6 +62,21 @@ import Testing
         }
     }
 
+    /// A few bytes declaring a terabyte of content: refused without allocating it up front.
+    @Test func declaredContentSizeIsNotTrustedForAllocation() {
+        let terabyte: UInt64 = 1 << 40
+        var frame: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD, 0xE0]  // single segment, 8-byte content size
+        for i in 0..<8 { frame.append(UInt8(truncatingIfNeeded: terabyte >> (8 * UInt64(i)))) }
+        frame += [0x01, 0x00, 0x00]  // last block, raw, empty
+        let limits = ZstdDecodeLimits(maxOutputBytes: Int.max, maxWindowBytes: Int.max)
+        #expect(throws: ZstdDecodeError.contentSizeMismatch(declared: terabyte, decoded: 0)) {
+            try PureZstd.decompress(frame, limits: limits)
+        }
+        #expect(throws: ZstdDecodeError.contentSizeMismatch(declared: terabyte, decoded: 0)) {
+            try PureZstd.decompress(frame + frame, limits: limits)
+        }
+    }
+
     @Test func headerFieldsAreChecked() throws {
         let frame = try ZstdCLI.compress(Array(Self.content.prefix(1_000)), ["-3", "--check"])
         var reserved = frame
