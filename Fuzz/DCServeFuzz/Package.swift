@@ -18,9 +18,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
+        // libzstd itself, the reference of the zstd-differential mode.
+        .systemLibrary(name: "CZstdReference", pkgConfig: "libzstd"),
         .executableTarget(
             name: "dcserve-fuzz",
             dependencies: [
+                "CZstdReference",
+                .product(name: "PortableZstd", package: "dcserve"),
                 .product(name: "DictionaryCodec", package: "dcserve"),
                 .product(name: "DictionaryTransport", package: "dcserve"),
                 .product(name: "DCServe", package: "dcserve"),

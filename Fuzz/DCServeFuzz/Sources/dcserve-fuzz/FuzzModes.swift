@@ -23,6 +23,8 @@ import HTTPTypes
 //                     document paths (HeaderFieldsFuzz.swift)
 //   upstream-response the proxy's handling of an upstream's response head and body: hop-by-hop and
 //                     Connection-listed fields removed, Via, body decoded to identity (UpstreamResponseFuzz.swift)
+//   zstd-differential the pure-Swift zstd decoder against libzstd: a dictionary and zstd frames,
+//                     same output or both refuse (ZstdDifferentialFuzz.swift)
 //
 // Invariants: no crash, no hang, no unbounded memory; parse results are self-consistent
 // (weights in 0...1000, a re-serialised Use-As-Dictionary parses to the same value, decoded output
@@ -41,6 +43,7 @@ enum FuzzMode: String, CaseIterable {
     case lab
     case headerFields = "header-fields"
     case upstreamResponse = "upstream-response"
+    case zstdDifferential = "zstd-differential"
 
     static let current: FuzzMode = {
         let name = ProcessInfo.processInfo.environment["DCSERVE_FUZZ_MODE"] ?? ""
@@ -69,6 +72,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case .lab: fuzzLab(bytes)
     case .headerFields: fuzzHeaderFields(bytes)
     case .upstreamResponse: fuzzUpstreamResponse(bytes)
+    case .zstdDifferential: fuzzZstdDifferential(bytes)
     }
     return 0
 }
