@@ -26,6 +26,20 @@ import Testing
         }
     }
 
+    /// Dictionaries of 4 MiB or more are referenced as a prefix with long-distance matching, and a
+    /// content within the RFC 9842 window makes a single-segment frame reaching the whole dictionary.
+    @Test func largeDictionaryAsPrefix() throws {
+        let dictionary = TestContent.noise(6 << 20, seed: 15)
+        let prepared = CompressionDictionary(bytes: dictionary)
+        let target = TestContent.edited(dictionary, edits: 200, seed: 16)
+        let body = try DCZ.encode(target, dictionary: prepared, level: 3)
+        #expect(body.count < 200_000)
+        let limits = ZstdDecodeLimits(maxOutputBytes: 1 << 26, maxWindowBytes: PureDCZ.windowLimit(dictionary.count))
+        let swift = try PureDCZ.decode(body, dictionary: dictionary, dictionaryHash: prepared.hash.bytes, limits: limits)
+        #expect(swift == target)
+        #expect(swift == (try DCZ.decode(body, dictionary: prepared, maxOutput: 1 << 26)))
+    }
+
     @Test func smallDictionaries() throws {
         for size in [1, 27, 1_000, 40_000] {
             let dictionary = TestContent.json(size, seed: UInt64(size))
