@@ -125,31 +125,6 @@ struct DecompressCommand: ParsableCommand {
         }
     }
 
-    private func decode(
-        _ body: [UInt8], coding: ContentCoding, dictionary: CompressionDictionary?, dictionaryBytes: [UInt8]?
-    ) throws -> [UInt8] {
-        let limits = DecodeLimits(maxOutput: maxOutput, maxWindowLog: maxWindowLog)
-        guard decoder == .swift else {
-            do {
-                return try coding.decode(body, dictionary: dictionary, limits: limits)
-            } catch let error as CodecError {
-                throw CLIError("\(input): \(coding): \(error)")
-            }
-        }
-        let windowLog = min(
-            maxWindowLog ?? DecodeLimits.standardMaxWindowLog(for: coding, dictionarySize: dictionary?.count ?? 0), 40)
-        let swiftLimits = ZstdDecodeLimits(maxOutputBytes: limits.maxOutput, maxWindowBytes: 1 << max(windowLog, 0))
-        do {
-            if let dictionary, let dictionaryBytes {
-                return try PureDCZ.decode(
-                    body, dictionary: dictionaryBytes, dictionaryHash: dictionary.hash.bytes, limits: swiftLimits)
-            }
-            return try PureZstd.decompress(body, limits: swiftLimits)
-        } catch {
-            throw CLIError("\(input): \(coding) (swift decoder): \(error)")
-        }
-    }
-
     private func detectCoding(_ body: [UInt8]) throws -> ContentCoding {
         let detected: ContentCoding? =
             DictionaryFrameHeader.detect(body)
