@@ -78,13 +78,15 @@ def test_the_partition_secret_is_no_foreign_file(dcserve_bin, tmp_path):
     (root / "static/app.v1.js").write_bytes(JS)
     store = tmp_path / "store"
     args = ["--root", str(root), "--store", str(store), "--dictionaries", "/static/app.*.js", "--partition-header", "authorization"]
+    # The directory store is the one that reads (and warns about) every file in its directory.
+    env = {**os.environ, "DCSERVE_STORE_KIND": "directory"}
     for run_index in range(2):
-        with DCServe(dcserve_bin, args) as s:
+        with DCServe(dcserve_bin, args, env=env) as s:
             assert s.get("/static/app.v1.js")[0] == 200
             logs = s.logs()
         assert (store / "partition-secret").exists()
         assert "partition-secret" not in logs and "not written by it" not in logs, logs
     (store / "notes.txt").write_bytes(b"mine\n")
-    with DCServe(dcserve_bin, args) as s:
+    with DCServe(dcserve_bin, args, env=env) as s:
         logs = s.logs()
     assert "notes.txt" in logs and "partition-secret" not in logs, logs
