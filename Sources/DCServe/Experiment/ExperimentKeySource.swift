@@ -50,24 +50,10 @@ public enum ExperimentKeySource: Sendable, Equatable {
         var values: [String]
         switch self {
         case .header(let name): values = fields[values: name]
-        case .cookie(let name): values = Self.cookies(named: name, in: fields[values: .cookie])
+        case .cookie(let name): values = PartitionID.cookies(named: name, in: fields[values: .cookie])
         }
         values = values.filter { !$0.isEmpty && $0 != "\"\"" }
         guard let first = values.first, values.allSatisfy({ $0 == first }) else { return nil }
         return first
-    }
-
-    /// Every value of cookie `name` in `Cookie` field values, in order (RFC 6265 §5.4 syntax, split at
-    /// `;` and `=` bytes as ``PartitionID`` does; leading spaces dropped).
-    static func cookies(named name: String, in values: [String]) -> [String] {
-        var found: [String] = []
-        for value in values {
-            for pair in value.fieldMembers(separatedBy: ";", trimmingOWS: false) {
-                let trimmed = Substring(pair.utf8.drop { $0 == 0x20 })
-                let (cookieName, cookieValue) = trimmed.fieldPair(separatedBy: "=", omittingEmpty: false, trimmingOWS: false)
-                if let cookieName, let cookieValue, cookieName == name { found.append(String(cookieValue)) }
-            }
-        }
-        return found
     }
 }
