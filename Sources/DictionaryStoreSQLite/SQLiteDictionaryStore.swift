@@ -394,9 +394,10 @@ public final class SQLiteDictionaryStore: DictionaryStore {
                                 arguments: [key.partition, Data(hash.bytes)])
         }
         guard let last = lastServed else { return false }
-        if date.timeIntervalSince1970 - last >= 1 {
-            state.withLock { s in if s.served[key].map({ $0 < date }) ?? true { s.served[key] = date } }
-        }
+        // Remembered either way (the stored time when it is less than a second old): a hot dictionary
+        // is read from the database once per flush, not on every request that names it.
+        let newest = date.timeIntervalSince1970 - last >= 1 ? date : Date(timeIntervalSince1970: last)
+        state.withLock { s in if s.served[key].map({ $0 < newest }) ?? true { s.served[key] = newest } }
         return true
     }
 
