@@ -451,7 +451,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             out.head.headerFields.append(HTTPField(name: ServerTiming.fieldName, value: timing.fieldValue))
         }
         if compressible || scope != nil { addVary(to: &out.head.headerFields, scope: scope) }
-        if scope != nil, outcome.isDelta || !request.head.headerFields[values: .availableDictionary].isEmpty {
+        if scope != nil, outcome.isDelta || request.head.headerFields[.availableDictionary] != nil {
             // The coding depended on Available-Dictionary and on the §9.3.3 gate's inputs (a plain coding
             // the gate chose must not be handed to a same-origin request holding that dictionary).
             if !outcome.isDelta {
@@ -970,7 +970,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         }
         // The same `private` a 200 to this request gets behind caches that ignore Vary.
         if sharedCaches == .ignoreVary, rules.dictionaryScope(for: path) != nil,
-           !request.head.headerFields[values: .availableDictionary].isEmpty {
+           request.head.headerFields[.availableDictionary] != nil {
             out.head.headerFields[.cacheControl] = Self.privately(out.head.headerFields[.cacheControl])
         }
         return out

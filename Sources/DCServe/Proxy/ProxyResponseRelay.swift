@@ -317,14 +317,11 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
     /// For a streamed head in a coding the client does not accept (one dcserve decodes, and the upstream
     /// allows transforming): the identity head and the coding to decode the stream from; else nil.
     private func decodingForClient(_ head: HTTPResponse) -> (HTTPResponse, ContentCoding)? {
-        let fields = head.headerFields
-        guard let value = fields[.contentEncoding], request.method != .head else { return nil }
-        let codings = value.fieldMembers(separatedBy: ",").map { $0.lowercased() }.filter { $0 != "identity" }
-        guard codings.count == 1, let coding = ContentCoding(token: codings[0]),
-              ProxyRequestHeaders.decodableCodings.contains(coding), !ProxyResponseHeaders.forbidsTransform(fields),
+        guard request.method != .head, head.headerFields[.contentEncoding] != nil,
+              let coding = UpstreamBodyDecoder.decodableCoding(head.headerFields),
               !AcceptEncoding(request.headerFields).accepts(coding) else { return nil }
         var decoded = head
-        decoded.headerFields = UpstreamBodyDecoder.identityFields(fields)
+        decoded.headerFields = UpstreamBodyDecoder.identityFields(head.headerFields)
         return (decoded, coding)
     }
 

@@ -20,11 +20,7 @@ public enum UpstreamBodyDecoder {
     }
 
     public static func decode(_ fields: HTTPFields, body: [UInt8], maxDecodedBytes: Int) -> Outcome {
-        let codings = fields[values: .contentEncoding].flatMap { $0.fieldMembers(separatedBy: ",") }
-            .map { $0.lowercased() }.filter { !$0.isEmpty && $0 != "identity" }
-        guard codings.count == 1, let coding = ContentCoding(token: codings[0]),
-              ProxyRequestHeaders.decodableCodings.contains(coding),
-              !ProxyResponseHeaders.forbidsTransform(fields) else { return .unchanged }
+        guard let coding = decodableCoding(fields) else { return .unchanged }
         let bytes: [UInt8]
         do {
             bytes = try coding.decode(body, limits: DecodeLimits(maxOutput: maxDecodedBytes))
@@ -33,6 +29,17 @@ public enum UpstreamBodyDecoder {
             return .failed("\(coding) body from upstream: \(error)", coding: coding, tooLarge: tooLarge)
         }
         return .decoded(identityFields(fields), bytes)
+    }
+
+    /// The one coding dcserve would undo for a response with `fields`: a single `Content-Encoding`
+    /// (besides `identity`) that it decodes, on a response that allows transforming; else nil.
+    static func decodableCoding(_ fields: HTTPFields) -> ContentCoding? {
+        let codings = fields[values: .contentEncoding].flatMap { $0.fieldMembers(separatedBy: ",") }
+            .map { $0.lowercased() }.filter { !$0.isEmpty && $0 != "identity" }
+        guard codings.count == 1, let coding = ContentCoding(token: codings[0]),
+              ProxyRequestHeaders.decodableCodings.contains(coding),
+              !ProxyResponseHeaders.forbidsTransform(fields) else { return nil }
+        return coding
     }
 
     /// The head of the decoded representation: no `Content-Encoding` or `Content-Length`, the ETag
