@@ -844,14 +844,24 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             return (cached.bytes.count, coding.rawValue)
         }
         effects.isReplayable = false
-        compressionThreads.async {  // it may wait in SingleFlight: not on Dispatch's pool
+        // A live response's baseline at the coding's cheapest level, not kept: nobody else will ask
+        // for this body.
+        let measure: @Sendable () -> Int = { [self] in
             var unrecorded = ResponseEffects()  // this response is not memoised: nothing to record
-            // A live response's baseline at the coding's cheapest level, not kept: nobody else will
-            // ask for this body.
-            let size = self.variant(of: resource, coding: coding, dictionary: nil, effects: &unrecorded,
-                                    refineLater: refineLater, cache: refineLater,
-                                    level: refineLater ? nil : coding.cheapestLevel)?.0.bytes.count ?? identity
-            self.observer.sizes(rule: rule, identity: identity, bestPlain: size, sent: sent)
+            return variant(of: resource, coding: coding, dictionary: nil, effects: &unrecorded,
+                           refineLater: refineLater, cache: refineLater,
+                           level: refineLater ? nil : coding.cheapestLevel)?.0.bytes.count ?? identity
+        }
+        if decisionHeader {
+            // The field states what the delta saved against the best plain coding, so that encode is
+            // done now (the same work the background would do, on this response's thread).
+            let size = measure()
+            effects.sizes = (identity, size, sent)
+            observer.sizes(rule: rule, identity: identity, bestPlain: size, sent: sent)
+            return (size, coding.rawValue)
+        }
+        compressionThreads.async {  // it may wait in SingleFlight: not on Dispatch's pool
+            self.observer.sizes(rule: rule, identity: identity, bestPlain: measure(), sent: sent)
         }
         return (nil, nil)
     }

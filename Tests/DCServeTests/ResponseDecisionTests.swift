@@ -19,10 +19,14 @@ import Testing
         #expect(d.kind == "delta" && d.reasonLabel == "hit" && d.coding == "dcz")
     }
 
-    @Test func deltaWithoutKnownPlainSizeComparesWithIdentity() {
+    @Test func deltaWithoutKnownPlainSizeClaimsNoSaving() {
+        // Identity is no baseline unless it is the client's best plain coding: no `saved=` at all.
         let d = ResponseDecision(.delta(.dcb, hash), identityBytes: 1_000, sentBytes: 10)
-        #expect(d.fieldValue == "delta=dcb dict=\(hash.hex.prefix(16)) saved=99% vs=identity")
-        #expect(d.savedPercent?.percent == 99)
+        #expect(d.fieldValue == "delta=dcb dict=\(hash.hex.prefix(16))")
+        #expect(d.savedPercent == nil)
+        let identityBest = ResponseDecision(.delta(.dcb, hash), identityBytes: 1_000, bestPlainBytes: 1_000,
+                                            bestPlainCoding: "identity", sentBytes: 10)
+        #expect(identityBest.fieldValue == "delta=dcb dict=\(hash.hex.prefix(16)) saved=99% vs=identity")
     }
 
     @Test func deltaLargerThanPlainSavesZeroNotNegative() {

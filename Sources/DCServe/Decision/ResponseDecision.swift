@@ -79,19 +79,11 @@ public struct ResponseDecision: Hashable, Sendable {
         return nil
     }
 
-    /// Percent saved by the delta against the best plain coding (else identity), rounded down;
-    /// nil when unknown or not a delta.
+    /// Percent saved by the delta against the best plain coding dcserve would have sent (identity
+    /// only when that is the client's best), rounded down; nil when not a delta or that size is unknown.
     public var savedPercent: (percent: Int, versus: String)? {
-        guard case .delta = outcome, let sent = sentBytes else { return nil }
-        let base: Int, versus: String
-        if let bestPlainBytes, let bestPlainCoding {
-            (base, versus) = (bestPlainBytes, bestPlainCoding)
-        } else if let identityBytes {
-            (base, versus) = (identityBytes, "identity")
-        } else {
-            return nil
-        }
-        guard base > 0 else { return nil }
+        guard case .delta = outcome, let sent = sentBytes, let base = bestPlainBytes, let versus = bestPlainCoding,
+              base > 0 else { return nil }
         return (max(0, (base - min(sent, base)) * 100 / base), versus)
     }
 
