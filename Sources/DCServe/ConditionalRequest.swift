@@ -49,12 +49,12 @@ struct ConditionalRequest: Sendable {
     /// `response` itself, a 412 when `If-Match` / `If-Unmodified-Since` is false, or a 304 carrying
     /// the fields RFC 9110 §15.4.5 asks for when `If-None-Match` / `If-Modified-Since` says the
     /// client's copy is current. `identityETag`: the ETag of the identity representation `response`
-    /// encodes (nil when it has none). Only 200 responses are evaluated.
-    func evaluate(_ response: HTTPServerResponse, identityETag: String?) -> HTTPServerResponse {
+    /// encodes (nil when it has none; read only for `If-Match`). Only 200 responses are evaluated.
+    func evaluate(_ response: HTTPServerResponse, identityETag: @autoclosure () -> String?) -> HTTPServerResponse {
         guard isPresent, response.head.status == .ok else { return response }
         let fields = response.head.headerFields
         if !ifMatch.isEmpty {
-            if !Self.matchesState(ifMatch, sent: fields[.eTag], identity: identityETag) { return Self.preconditionFailed }
+            if !Self.matchesState(ifMatch, sent: fields[.eTag], identity: identityETag()) { return Self.preconditionFailed }
         } else if let since = ifUnmodifiedSince.flatMap(HTTPDate.parse),
                   let modified = fields[.lastModified].flatMap(HTTPDate.parse), modified > since {
             return Self.preconditionFailed

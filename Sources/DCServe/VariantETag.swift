@@ -14,7 +14,7 @@ public enum VariantETag {
         var opaque = Substring(etag.hasPrefix("W/") ? etag.dropFirst(2) : etag[...])
         if opaque.hasPrefix("\"") && opaque.hasSuffix("\"") && opaque.count >= 2 { opaque = opaque.dropFirst().dropLast() }
         var suffix = "-\(coding.rawValue)"
-        if let dictionary { suffix += "-" + dictionary.hex.prefix(16) }
+        if let dictionary { suffix += "-" + dictionary.hexPrefix(16) }
         return "W/\"" + opaque + suffix + "\""
     }
 }

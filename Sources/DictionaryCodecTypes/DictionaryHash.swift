@@ -56,15 +56,19 @@ public struct DictionaryHash: Hashable, Sendable, Comparable, CustomStringConver
     }
 
     /// 64 lower-case hex digits.
-    public var hex: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(64)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
+    public var hex: String { hexPrefix(64) }
+
+    /// The first `count` (0…64) lower-case hex digits, written straight from the digest's words.
+    public func hexPrefix(_ count: Int) -> String {
+        let n = min(max(count, 0), 64)
+        return String(unsafeUninitializedCapacity: n) { out in
+            for i in 0..<n {
+                let word = i < 16 ? w0 : i < 32 ? w1 : i < 48 ? w2 : w3
+                let nibble = UInt8(truncatingIfNeeded: word >> UInt64(60 - (i & 15) * 4)) & 0x0f
+                out[i] = nibble < 10 ? 0x30 + nibble : 0x57 + nibble
+            }
+            return n
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Standard base64 of the digest (44 characters with padding).

@@ -27,13 +27,53 @@ public struct AccessLog: Sendable {
     func record(method: String, target: String, status: Int, bytes: Int64, startNanos: UInt64, connectionID: UInt64,
                 note: (any CustomStringConvertible & Sendable)? = nil) {
         guard isEnabled else { return }
-        if !excludedPaths.isEmpty, excludedPaths.contains(String(target.prefix { $0 != "?" })) { return }
+        if !excludedPaths.isEmpty, isExcluded(target) { return }
         let micros = (MonotonicClock.nanoseconds() &- startNanos) / 1000
-        let ms = "\(micros / 1000).\(String(micros % 1000 + 1000).dropFirst())"
-        if let note {
-            logger.info("\(method) \(target) \(status) \(bytes)B \(ms)ms conn=\(connectionID) \(note.description)", source: "HTTPServer")
-        } else {
-            logger.info("\(method) \(target) \(status) \(bytes)B \(ms)ms conn=\(connectionID)", source: "HTTPServer")
+        logger.info("\(Self.line(method: method, target: target, status: status, bytes: bytes, micros: micros, connectionID: connectionID, note: note?.description))",
+                    source: "HTTPServer")
+    }
+
+    /// Whether `target`'s path (before any `?`) is one of `excludedPaths`, compared as bytes.
+    func isExcluded(_ target: String) -> Bool {
+        let utf8 = target.utf8
+        let path = utf8[..<(utf8.firstIndex(of: UInt8(ascii: "?")) ?? utf8.endIndex)]
+        let count = path.count
+        return excludedPaths.contains { $0.utf8.count == count && $0.utf8.elementsEqual(path) }
+    }
+
+    /// `GET /index.html 200 1024B 0.213ms conn=42[ note]`, written byte by byte into one string.
+    static func line(method: String, target: String, status: Int, bytes: Int64, micros: UInt64, connectionID: UInt64,
+                     note: String?) -> String {
+        let capacity = method.utf8.count + target.utf8.count + (note?.utf8.count ?? 0) + 128
+        return String(unsafeUninitializedCapacity: capacity) { out in
+            var i = 0
+            func put(_ byte: UInt8) { out[i] = byte; i += 1 }
+            func put(_ text: String) {
+                let copied: Int? = text.utf8.withContiguousStorageIfAvailable { bytes in
+                    guard let base = bytes.baseAddress else { return 0 }
+                    (out.baseAddress! + i).initialize(from: base, count: bytes.count)
+                    return bytes.count
+                }
+                if let copied { i += copied } else { for b in text.utf8 { out[i] = b; i += 1 } }
+            }
+            func put(decimal value: UInt64, minimumDigits: Int = 1) {
+                var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                             UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+                    (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+                var n = 0, v = value
+                withUnsafeMutableBytes(of: &digits) { d in
+                    repeat { d[n] = UInt8(truncatingIfNeeded: v % 10) + 0x30; v /= 10; n += 1 } while v > 0 || n < minimumDigits
+                    while n > 0 { n -= 1; put(d[n]) }
+                }
+            }
+            put(method); put(0x20)
+            put(target); put(0x20)
+            put(decimal: UInt64(max(status, 0))); put(0x20)
+            put(decimal: UInt64(max(bytes, 0))); put(0x42); put(0x20)
+            put(decimal: micros / 1000); put(0x2E); put(decimal: micros % 1000, minimumDigits: 3)
+            put("ms conn="); put(decimal: connectionID)
+            if let note { put(0x20); put(note) }
+            return i
         }
     }
 }

@@ -75,7 +75,7 @@ public struct ResponseDecision: Hashable, Sendable {
 
     /// The first 16 hex digits of the dictionary's hash (delta only).
     public var dictionaryPrefix: String? {
-        if case .delta(_, let hash) = outcome { return String(hash.hex.prefix(16)) }
+        if case .delta(_, let hash) = outcome { return hash.hexPrefix(16) }
         return nil
     }
 
@@ -108,13 +108,14 @@ public struct ResponseDecision: Hashable, Sendable {
     /// The access-log note: `decision=dcz@0123456789abcdef rule=assets`, `decision=br:unknown-dictionary`,
     /// `decision=406` (precise reasons: this is the operator's log).
     public var logNote: String {
-        var s: String
+        var s = "decision="
+        s.reserveCapacity(48 + (rule?.utf8.count ?? 0))
         switch outcome {
-        case .delta(let coding, _): s = "decision=\(coding.rawValue)@\(dictionaryPrefix ?? "")"
-        case .plain(let coding, let reason): s = "decision=\(coding):\(reason.rawValue)"
-        case .notAcceptable: s = "decision=406"
+        case .delta(let coding, let hash): s += coding.rawValue; s += "@"; s += hash.hexPrefix(16)
+        case .plain(let coding, let reason): s += coding; s += ":"; s += reason.rawValue
+        case .notAcceptable: s += "406"
         }
-        if let rule { s += " rule=\(rule)" }
+        if let rule { s += " rule="; s += rule }
         return s
     }
 }

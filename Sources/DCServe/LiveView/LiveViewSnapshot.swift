@@ -103,7 +103,7 @@ public struct LiveViewSnapshot: Codable, Sendable {
         dictionaries = zip(records, hits).map { record, hits in
             let (hash, m) = record
             return StoredEntry(
-                hash: String(hash.hex.prefix(16)), rule: m.rule, match: m.match, matchDest: m.matchDestinations, id: m.id,
+                hash: hash.hexPrefix(16), rule: m.rule, match: m.match, matchDest: m.matchDestinations, id: m.id,
                 size: m.byteSize, ageSeconds: max(0, Int(now.timeIntervalSince(m.firstServed))),
                 lastServedSecondsAgo: max(0, Int(now.timeIntervalSince(m.lastServed))), hits: hits,
                 source: m.sourcePath, partition: m.partition.map(Self.partitionPrefix))
