@@ -23,6 +23,9 @@ public struct URLPattern: Hashable, Sendable, CustomStringConvertible {
     /// The resolved pathname pattern (after origin removal and relative resolution).
     public let pathname: String
     private let program: [Instruction]
+    /// The bytes every match starts with (the program's leading literal steps): a path without them is
+    /// refused before the automaton runs.
+    private let literalPrefix: [UInt8]
 
     /// Longest pattern accepted, in Unicode scalars.
     public static let maximumLength = 2048
@@ -34,6 +37,7 @@ public struct URLPattern: Hashable, Sendable, CustomStringConvertible {
         source = match
         pathname = try URLPattern.resolvePathname(match, base: base)
         program = try URLPatternCompiler.compile(pathname, source: match)
+        literalPrefix = program.prefix { if case .byte = $0 { true } else { false } }.map { if case .byte(let b) = $0 { b } else { 0 } }
     }
 
     /// The same pattern reporting `source` as its original text (used when rebuilding a stored,
@@ -51,12 +55,13 @@ public struct URLPattern: Hashable, Sendable, CustomStringConvertible {
 
     /// True when the percent-encoded request path matches the whole pathname pattern. Anything from
     /// the first `?` or `#` on is ignored (search and hash are not part of dcserve's match).
+    /// Allocates nothing for a native string (the automaton's state lives on the stack).
     public func matches(path: some StringProtocol) -> Bool {
-        var bytes = Array(path.utf8)
-        if let cut = bytes.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) {
-            bytes.removeSubrange(cut...)
-        }
-        return URLPatternMachine.run(program, on: bytes)
+        let utf8 = path.utf8
+        let bytes = utf8[..<(utf8.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? utf8.endIndex)]
+        guard bytes.starts(with: literalPrefix) else { return false }
+        return bytes.withContiguousStorageIfAvailable { URLPatternMachine.run(program, on: $0) }
+            ?? Array(bytes).withUnsafeBufferPointer { URLPatternMachine.run(program, on: $0) }
     }
 
     public var description: String { pathname }

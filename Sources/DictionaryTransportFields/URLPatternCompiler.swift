@@ -281,43 +281,56 @@ enum PathEncoding {
     }
 }
 
-/// Runs a compiled pattern over input bytes: a Thompson NFA simulation (state sets, no backtracking).
+/// Runs a compiled program over a path's bytes (a Thompson NFA: linear in path × program length).
+/// Its state — two thread lists, the per-step marks and the closure stack — is in one temporary
+/// allocation (on the stack for ordinary patterns). Stateless; safe from any thread.
 enum URLPatternMachine {
-    static func run(_ program: [Instruction], on input: [UInt8]) -> Bool {
-        var current: [Int] = []
-        var next: [Int] = []
-        var mark = [Int](repeating: -1, count: program.count)
-        var stack: [Int] = []
+    static func run(_ program: [Instruction], on input: UnsafeBufferPointer<UInt8>) -> Bool {
+        let n = program.count
+        // Each pc is added at most once per step (marks); the stack gets at most two pushes per pc.
+        return withUnsafeTemporaryAllocation(of: Int.self, capacity: 5 * n + 2) { memory in
+            let base = memory.baseAddress!
+            var current = base, next = base + n
+            let mark = base + 2 * n, stack = base + 3 * n
+            mark.initialize(repeating: -1, count: n)
+            var currentCount = 0, nextCount = 0
 
-        func add(_ pc: Int, to list: inout [Int], generation: Int) {
-            stack.append(pc)
-            while let p = stack.popLast() {
-                if mark[p] == generation { continue }
-                mark[p] = generation
-                switch program[p] {
-                case .jump(let t): stack.append(t)
-                case .split(let a, let b): stack.append(b); stack.append(a)
-                default: list.append(p)
+            func add(_ pc: Int, to list: UnsafeMutablePointer<Int>, count: inout Int, generation: Int) {
+                var depth = 0
+                stack[depth] = pc; depth += 1
+                while depth > 0 {
+                    depth -= 1
+                    let p = stack[depth]
+                    if mark[p] == generation { continue }
+                    mark[p] = generation
+                    switch program[p] {
+                    case .jump(let t): stack[depth] = t; depth += 1
+                    case .split(let a, let b): stack[depth] = b; stack[depth + 1] = a; depth += 2
+                    default: list[count] = p; count += 1
+                    }
                 }
             }
-        }
 
-        add(0, to: &current, generation: 0)
-        for (step, byte) in input.enumerated() {
-            next.removeAll(keepingCapacity: true)
-            for pc in current {
-                let advance: Bool
-                switch program[pc] {
-                case .byte(let b): advance = b == byte
-                case .notSlash: advance = byte != UInt8(ascii: "/")
-                case .any: advance = true
-                default: advance = false
+            add(0, to: current, count: &currentCount, generation: 0)
+            for (step, byte) in input.enumerated() {
+                nextCount = 0
+                for k in 0..<currentCount {
+                    let pc = current[k]
+                    let advance: Bool
+                    switch program[pc] {
+                    case .byte(let b): advance = b == byte
+                    case .notSlash: advance = byte != UInt8(ascii: "/")
+                    case .any: advance = true
+                    default: advance = false
+                    }
+                    if advance { add(pc + 1, to: next, count: &nextCount, generation: step + 1) }
                 }
-                if advance { add(pc + 1, to: &next, generation: step + 1) }
+                swap(&current, &next)
+                currentCount = nextCount
+                if currentCount == 0 { return false }
             }
-            swap(&current, &next)
-            if current.isEmpty { return false }
+            for k in 0..<currentCount where program[current[k]] == .match { return true }
+            return false
         }
-        return current.contains { program[$0] == .match }
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import DictionaryTransport
 import PropertyBased
 import Testing
@@ -91,6 +92,48 @@ private func pattern(_ match: String) throws -> URLPattern { try URLPattern(matc
         #expect(p.matches(path: "/" + String(repeating: "a", count: 5000) + "b"))
         let q = try pattern("{/:a}*{/:b}*{/:c}*/z")
         #expect(!q.matches(path: String(repeating: "/xy", count: 2000)))
+    }
+}
+
+/// Random patterns of literals, `*`, `:name` and `{…}?` groups against random paths: the automaton
+/// (with its literal-prefix refusal) agrees with the same pattern written as a regular expression.
+@Suite struct URLPatternReferenceTests {
+    @Test func agreesWithARegularExpressionOnRandomPatterns() throws {
+        var seed: UInt64 = 0x5EED_1234
+        func next(_ bound: Int) -> Int {
+            seed &+= 0x9E37_79B9_7F4A_7C15
+            var z = seed
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Int((z ^ (z >> 31)) % UInt64(bound))
+        }
+        let letters = ["a", "b", "/", "."]
+        var disagreements: [String] = []
+        for _ in 0..<400 {
+            var source = "/", regex = "^/"
+            var names = 0
+            var modifiable = false  // a `*` right after a wildcard, a name or a group is a modifier
+            for _ in 0..<(1 + next(5)) {
+                switch next(6) {
+                case 0 where !modifiable: source += "*"; regex += ".*"; modifiable = true
+                case 1: names += 1; source += "/:n\(names)/"; regex += "/[^/]+/"; modifiable = false
+                case 2: let l = letters[next(2)]; source += "{/\(l)}?"; regex += "(?:/\(l))?"; modifiable = false
+                default: let l = letters[next(letters.count)]; source += l; regex += l == "." ? "\\." : l; modifiable = false
+                }
+            }
+            regex += "$"
+            guard let compiled = try? URLPattern(source, base: nil) else { continue }
+            let reference = try NSRegularExpression(pattern: regex)
+            for _ in 0..<20 {
+                var path = "/"
+                for _ in 0..<next(8) { path += letters[next(letters.count)] }
+                let expected = reference.firstMatch(in: path, range: NSRange(path.startIndex..., in: path)) != nil
+                if compiled.matches(path: path) != expected { disagreements.append("\(source) \(regex) \(path)") }
+                if compiled.matches(path: path + "?q=/x") != expected { disagreements.append("\(source) \(path)?q=/x") }
+                if compiled.matches(path: Substring("xx" + path).dropFirst(2)) != expected { disagreements.append("substring \(path)") }
+            }
+        }
+        #expect(disagreements.isEmpty, "\(disagreements.prefix(6))")
     }
 }
 
