@@ -59,15 +59,19 @@ public struct DictionaryHash: Hashable, Sendable, Comparable, CustomStringConver
     public var hex: String { hexPrefix(64) }
 
     /// The first `count` (0…64) lower-case hex digits, written straight from the digest's words.
-    public func hexPrefix(_ count: Int) -> String {
-        let n = min(max(count, 0), 64)
-        return String(unsafeUninitializedCapacity: n) { out in
-            for i in 0..<n {
+    public func hexPrefix(_ count: Int) -> String { hex(digits: 0..<count) }
+
+    /// The lower-case hex digits at `digits` (clamped to 0..<64); up to 15 of them make a string that
+    /// needs no heap storage.
+    public func hex(digits: Range<Int>) -> String {
+        let range = digits.clamped(to: 0..<64)
+        return String(unsafeUninitializedCapacity: range.count) { out in
+            for (k, i) in range.enumerated() {
                 let word = i < 16 ? w0 : i < 32 ? w1 : i < 48 ? w2 : w3
                 let nibble = UInt8(truncatingIfNeeded: word >> UInt64(60 - (i & 15) * 4)) & 0x0f
-                out[i] = nibble < 10 ? 0x30 + nibble : 0x57 + nibble
+                out[k] = nibble < 10 ? 0x30 + nibble : 0x57 + nibble
             }
-            return n
+            return range.count
         }
     }
 

@@ -25,11 +25,11 @@ public struct AccessLog: Sendable {
     var isEnabled: Bool { logger.logLevel <= .info }
 
     func record(method: String, target: String, status: Int, bytes: Int64, startNanos: UInt64, connectionID: UInt64,
-                note: (any CustomStringConvertible & Sendable)? = nil) {
+                note: (any AccessLogNote)? = nil) {
         guard isEnabled else { return }
         if !excludedPaths.isEmpty, isExcluded(target) { return }
         let micros = (MonotonicClock.nanoseconds() &- startNanos) / 1000
-        logger.info("\(Self.line(method: method, target: target, status: status, bytes: bytes, micros: micros, connectionID: connectionID, note: note?.description))",
+        logger.info("\(Self.line(method: method, target: target, status: status, bytes: bytes, micros: micros, connectionID: connectionID, note: note))",
                     source: "HTTPServer")
     }
 
@@ -42,10 +42,11 @@ public struct AccessLog: Sendable {
     }
 
     /// `GET /index.html 200 1024B 0.213ms conn=42[ note]`, written byte by byte into one string.
+    /// The note is appended in place: the line is made with room for an ordinary note.
     static func line(method: String, target: String, status: Int, bytes: Int64, micros: UInt64, connectionID: UInt64,
-                     note: String?) -> String {
-        let capacity = method.utf8.count + target.utf8.count + (note?.utf8.count ?? 0) + 128
-        return String(unsafeUninitializedCapacity: capacity) { out in
+                     note: (any AccessLogNote)?) -> String {
+        let capacity = method.utf8.count + target.utf8.count + 128 + (note == nil ? 0 : 96)
+        var line = String(unsafeUninitializedCapacity: capacity) { out in
             var i = 0
             func put(_ byte: UInt8) { out[i] = byte; i += 1 }
             func put(_ text: String) {
@@ -72,8 +73,10 @@ public struct AccessLog: Sendable {
             put(decimal: UInt64(max(bytes, 0))); put(0x42); put(0x20)
             put(decimal: micros / 1000); put(0x2E); put(decimal: micros % 1000, minimumDigits: 3)
             put("ms conn="); put(decimal: connectionID)
-            if let note { put(0x20); put(note) }
+            if note != nil { put(0x20) }
             return i
         }
+        note?.append(to: &line)
+        return line
     }
 }

@@ -91,7 +91,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     private var currentStatus = 0
     private var currentBytes: Int64 = 0
     private var currentStart: UInt64 = 0
-    private var currentNote: (any CustomStringConvertible & Sendable)?
+    private var currentNote: (any AccessLogNote)?
     private var currentCompletion: (@Sendable (Int64, UInt64) -> Void)?
     private var continueSent = false
     private var inProcessInput = false

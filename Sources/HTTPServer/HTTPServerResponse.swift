@@ -22,9 +22,9 @@ public struct HTTPServerResponse: Sendable {
     /// is what is sent).
     public var headLength = HeadResponseLength.body
     /// Extra text for this response's access-log line (e.g. dcserve's `decision=dcz@…`), appended
-    /// after the connection id; never sent. Its `description` is only formatted when the access log
-    /// is enabled. Set by middleware; nil = nothing appended.
-    public var accessLogNote: (any CustomStringConvertible & Sendable)?
+    /// after the connection id; never sent. It is only written when the access log is enabled. Set by
+    /// middleware; nil = nothing appended.
+    public var accessLogNote: (any AccessLogNote)?
     /// Called once this response's last byte is queued for sending (when the access log records it),
     /// with the bytes the access log counts and the nanoseconds since the request was parsed (its time
     /// to last byte), on the connection's queue: keep it short. Not called for a response the

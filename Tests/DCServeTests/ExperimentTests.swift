@@ -111,6 +111,9 @@ import Testing
             }
             let coding = second.head.headerFields[.contentEncoding] ?? "identity"
             let note = first.accessLogNote.map { $0.description } ?? ""
+            var written = ""
+            first.accessLogNote?.append(to: &written)
+            #expect(written == note, "the note written into the access-log line is its description")
             if group == .control {
                 #expect(first.head.headerFields[.useAsDictionary] == nil && second.head.headerFields[.useAsDictionary] == nil)
                 #expect(first.head.headerFields[Self.linkField] == nil && second.head.headerFields[Self.linkField] == nil)

@@ -176,6 +176,9 @@ import Testing
             let delta = try respond(f, "/static/app.v2.js", offer)
             #expect(delta.head.headerFields[.contentEncoding] == "dcz")
             #expect(delta.accessLogNote?.description == "decision=dcz@\(hex) rule=bundle")
+            var line = "GET /static/app.v2.js 200 "  // what the access log writes: the same text, in place
+            delta.accessLogNote?.append(to: &line)
+            #expect(line == "GET /static/app.v2.js 200 decision=dcz@\(hex) rule=bundle")
         }
         let reports = f.observer.take().filter { $0.hasPrefix("responded") }
         #expect(reports.count == 4)

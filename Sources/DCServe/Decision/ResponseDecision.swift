@@ -1,5 +1,6 @@
 import DictionaryCodec
 import DictionaryTransport
+import HTTPServer
 
 /// What the compression middleware decided for one response, and why: the single typed value every
 /// path through it ends in (negotiated, passed through, refused), with the sizes known at response
@@ -108,20 +109,27 @@ public struct ResponseDecision: Hashable, Sendable {
     /// The access-log note: `decision=dcz@0123456789abcdef rule=assets`, `decision=br:unknown-dictionary`,
     /// `decision=406` (precise reasons: this is the operator's log).
     public var logNote: String {
-        var s = "decision="
-        s.reserveCapacity(48 + (rule?.utf8.count ?? 0))
-        switch outcome {
-        case .delta(let coding, let hash): s += coding.rawValue; s += "@"; s += hash.hexPrefix(16)
-        case .plain(let coding, let reason): s += coding; s += ":"; s += reason.rawValue
-        case .notAcceptable: s += "406"
-        }
-        if let rule { s += " rule="; s += rule }
+        var s = ""
+        appendLogNote(to: &s)
         return s
+    }
+
+    /// Appends ``logNote`` to `line` piece by piece (the hash as two 8-digit halves: no heap string).
+    func appendLogNote(to line: inout String) {
+        line += "decision="
+        switch outcome {
+        case .delta(let coding, let hash):
+            line += coding.rawValue; line += "@"; line += hash.hex(digits: 0..<8); line += hash.hex(digits: 8..<16)
+        case .plain(let coding, let reason): line += coding; line += ":"; line += reason.rawValue
+        case .notAcceptable: line += "406"
+        }
+        if let rule { line += " rule="; line += rule }
     }
 }
 
 /// The access-log note of a response: formatted only when the access log writes the line.
-struct DecisionLogNote: CustomStringConvertible, Sendable {
+struct DecisionLogNote: AccessLogNote {
     let decision: ResponseDecision
     var description: String { decision.logNote }
+    func append(to line: inout String) { decision.appendLogNote(to: &line) }
 }

@@ -81,13 +81,18 @@ public struct ExperimentRouter: HTTPHandler {
 
 /// The access-log note of a response in an experiment: the inner note (the decision), then
 /// `group=control|dictionary` (`group=dictionary keyed=no` for a request without a client id).
-struct ExperimentLogNote: CustomStringConvertible, Sendable {
+struct ExperimentLogNote: AccessLogNote {
     let group: ExperimentGroup
-    let inner: (any CustomStringConvertible & Sendable)?
+    let inner: (any AccessLogNote)?
 
     var description: String {
         let own = group == .unkeyed ? "group=dictionary keyed=no" : "group=\(group.fieldValue)"
         guard let inner else { return own }
         return "\(inner.description) \(own)"
+    }
+
+    func append(to line: inout String) {
+        if let inner { inner.append(to: &line); line += " " }
+        if group == .unkeyed { line += "group=dictionary keyed=no" } else { line += "group="; line += group.fieldValue }
     }
 }
