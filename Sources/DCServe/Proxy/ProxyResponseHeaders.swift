@@ -99,10 +99,6 @@ public enum ProxyResponseHeaders {
 
     /// Whether one `Cache-Control` line carries `no-transform`.
     static func forbidsTransform(cacheControl value: String) -> Bool {
-        for member in value.fieldMembers(separatedBy: ",", trimmingOWS: false) {
-            let directive = member.fieldPair(separatedBy: "=").first ?? ""
-            if directive.lowercased() == "no-transform" { return true }
-        }
-        return false
+        value.cacheControlDirectives.contains { $0.isNamed("no-transform") }
     }
 }
