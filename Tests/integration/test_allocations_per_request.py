@@ -27,7 +27,7 @@ import threading
 import pytest
 
 from allocation_counter import AllocationCounter, build_malloc_counter
-from conftest import ROOT
+from paths import ROOT
 from dcserve_server import DCServe
 from http_support import read_response
 
