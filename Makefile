@@ -16,6 +16,7 @@ FUZZ_SMOKE_SECONDS ?= 30
 FUZZ_BIN := $(ROOT)/.build/fuzz/request-parser-fuzz
 FUZZ_SOURCES := Sources/HTTPServer/RequestParser.swift Sources/HTTPServer/ParsedRequest.swift \
 	Sources/HTTPServer/HTTPParseError.swift Sources/HTTPCore/HTTPVersion.swift Sources/HTTPCore/ChunkedCoding.swift \
+	Sources/HTTPCore/HTTPFieldSyntax.swift \
 	Fuzz/RequestParserFuzz/RequestParserFuzz.swift
 # libFuzzer target for the upstream response parser (HTTPClient's input), built the same way from
 # HTTPCore's parser sources. RESPONSE_FUZZ_SMOKE_SECONDS bounds its share of `make fuzz-smoke`.
@@ -83,7 +84,7 @@ bench-smoke: deps-test build
 
 $(FUZZ_BIN): $(FUZZ_SOURCES)
 	@mkdir -p $(dir $(FUZZ_BIN)) $(ROOT)/.build/fuzz/corpus
-	swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name RequestParserFuzz $(FUZZ_SOURCES) -o $@ 2>&1 \
+	swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name RequestParserFuzz -package-name dcserve $(FUZZ_SOURCES) -o $@ 2>&1 \
 	  | { grep -v "Cannot export local symbol" || true; }
 	@test -x $@
 

@@ -267,42 +267,44 @@ let package = Package(
             ]
         ),
 
+        // Shared by the test targets: a seeded generator, temporary directories, field and request builders.
+        .target(name: "TestSupport", dependencies: [.product(name: "HTTPTypes", package: "swift-http-types")], path: "Tests/TestSupport"),
         .testTarget(
             name: "DictionaryCodecTests",
             dependencies: [
-                "DictionaryCodec",
+                "DictionaryCodec", "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
         // Throwaway certificates (openssl CLI) for the TLS tests of several test targets.
         .target(name: "TestPKI", path: "Tests/TestPKI"),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "TestPKI"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestPKI"]),
-        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPCore", "TestPKI"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestPKI", "TestSupport"]),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPCore", "TestPKI", "TestSupport"]),
         .testTarget(
             name: "DictionaryTransportTests",
             dependencies: [
-                "DictionaryTransport",
+                "DictionaryTransport", "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
         .testTarget(name: "DCServeTests", dependencies: [
-            "DCServe", "HTTPClient", "HTTPCore", .product(name: "PropertyBased", package: "swift-property-based"),
+            "DCServe", "HTTPClient", "HTTPCore", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based"),
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
-        .testTarget(name: "DictionaryStorePostgresTests", dependencies: ["DictionaryStorePostgres"]),
+        .testTarget(name: "DictionaryStorePostgresTests", dependencies: ["DictionaryStorePostgres", "TestSupport"]),
         .testTarget(name: "DictionaryStoreSQLiteTests", dependencies: [
-            "DictionaryStoreSQLite", "DictionaryTransport", "DictionaryCodec",
+            "DictionaryStoreSQLite", "DictionaryTransport", "DictionaryCodec", "TestSupport",
             .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "DCServeLabTests", dependencies: [
             "DCServeLab", "DictionaryCodec", "HTTPServer", .product(name: "PropertyBased", package: "swift-property-based"),
         ]),
         .testTarget(name: "DictionaryClientTests", dependencies: [
-            "DictionaryClient", "DictionaryClientSystemCodecs", "DictionaryCodec", "DictionaryTransport",
+            "DictionaryClient", "DictionaryClientSystemCodecs", "DictionaryCodec", "DictionaryTransport", "TestSupport",
         ]),
         // DictionaryCodec (libzstd) is the reference the pure-Swift decoder is compared with.
-        .testTarget(name: "PortableZstdTests", dependencies: ["PortableZstd", "DictionaryCodec"]),
+        .testTarget(name: "PortableZstdTests", dependencies: ["PortableZstd", "DictionaryCodec", "TestSupport"]),
         .testTarget(name: "DCServeEstimateTests", dependencies: ["DCServeEstimate", "DCServe", "DictionaryCodec"]),
     ],
     swiftLanguageModes: [.v6]

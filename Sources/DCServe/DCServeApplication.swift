@@ -3,10 +3,10 @@ import DictionaryCodec
 import DictionaryStorePostgres
 import DictionaryTransport
 import Foundation
+import HTTPCore
 import HTTPServer
 import HTTPTypes
 import Logging
-import Synchronization
 
 /// dcserve as an application: the dictionary store, the caches, and the handler chain
 /// (compression middleware → out-of-band dictionaries → routes → static files or upstreams) built
@@ -52,7 +52,7 @@ public final class DCServeApplication: @unchecked Sendable {
     private let precompressor: Precompressor?
     /// Entered while precompression walks the site.
     private let backgroundWork = DispatchGroup()
-    private let stopping = StopFlag()
+    private let stopping = OnceFlag()
 
     /// How often `lastServed` updates are written and retention is applied by default
     /// (`store.housekeepingSeconds`).
@@ -237,14 +237,6 @@ public final class DCServeApplication: @unchecked Sendable {
         background.waitForRunningJobs()
         sharedStore?.shutdown()
     }
-}
-
-/// Set once by `DCServeApplication.stop()`, read by background work from any thread.
-final class StopFlag: Sendable {
-    private let flag = Atomic<Bool>(false)
-    var isSet: Bool { flag.load(ordering: .acquiring) }
-    /// Sets the flag; true for the caller that set it first.
-    func set() -> Bool { !flag.exchange(true, ordering: .acquiringAndReleasing) }
 }
 
 extension DCServeApplication {

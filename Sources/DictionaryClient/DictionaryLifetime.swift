@@ -52,19 +52,15 @@ public enum DictionaryLifetime {
     }
 }
 
-/// `Cache-Control` directives (RFC 9111 §5.2): comma-separated `name[=value]`, names case-insensitive,
-/// values tokens or quoted strings. The first occurrence of a directive wins.
+/// `Cache-Control` directives (read by ``CacheControlDirectives``) by lower-cased name, quoted
+/// arguments unquoted. The first occurrence of a directive wins.
 struct CacheControl {
     private var directives: [String: String?] = [:]
 
     init(_ value: String) {
-        // Split at `,` and `=` bytes: a separator followed by a combining mark is one Character.
-        for directive in value.fieldMembers(separatedBy: ",") where !directive.isEmpty {
-            let pair = directive.fieldPair(separatedBy: "=", omittingEmpty: false)
-            let name = (pair.first ?? "").lowercased()
-            var argument = pair.second
-            if let v = argument, v.count >= 2, v.hasPrefix("\""), v.hasSuffix("\"") { argument = v.dropFirst().dropLast() }
-            if directives[name] == nil { directives[name] = .some(argument.map(String.init)) }
+        for directive in value.cacheControlDirectives {
+            let name = directive.name.lowercased()
+            if directives[name] == nil { directives[name] = .some(directive.unquotedArgument.map(String.init)) }
         }
     }
 

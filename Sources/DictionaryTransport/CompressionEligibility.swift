@@ -22,9 +22,8 @@ public enum CompressionEligibility {
     public static func privacyConcern(request: HTTPFields, response: HTTPFields) -> PrivacyConcern? {
         if response[.setCookie] != nil { return .setCookie }
         for line in response[values: .cacheControl] {
-            for directive in line.fieldMembers(separatedBy: ",", trimmingOWS: false) {
-                let name = directive.fieldPair(separatedBy: "=").first?.lowercased() ?? ""
-                if name == "private" || name == "no-store" { return .privateCacheControl }
+            for directive in line.cacheControlDirectives where directive.isNamed("private") || directive.isNamed("no-store") {
+                return .privateCacheControl
             }
         }
         if request[.authorization] != nil || request[.cookie] != nil { return .credentialedRequest }

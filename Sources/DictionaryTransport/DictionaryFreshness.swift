@@ -13,20 +13,14 @@ public enum DictionaryFreshness {
         var maxAges = Set<Int>()
         var sawInvalid = false
         for line in response[values: .cacheControl] {
-            for directive in line.fieldMembers(separatedBy: ",", trimmingOWS: false) {
-                let pair = directive.fieldPair(separatedBy: "=")
-                let name = pair.first?.lowercased() ?? ""
-                switch name {
-                case "no-store", "no-cache": return nil
-                case "max-age":
-                    var value = pair.second ?? ""
-                    if value.hasPrefix("\"") && value.hasSuffix("\"") && value.count >= 2 { value = value.dropFirst().dropLast() }
-                    if !value.isEmpty, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
-                        maxAges.insert(Int(value.prefix(10)) ?? Int.max)
-                    } else {
-                        sawInvalid = true
-                    }
-                default: continue
+            for directive in line.cacheControlDirectives {
+                if directive.isNamed("no-store") || directive.isNamed("no-cache") { return nil }
+                guard directive.isNamed("max-age") else { continue }
+                let value = directive.unquotedArgument ?? ""
+                if !value.isEmpty, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+                    maxAges.insert(Int(value.prefix(10)) ?? Int.max)
+                } else {
+                    sawInvalid = true
                 }
             }
         }

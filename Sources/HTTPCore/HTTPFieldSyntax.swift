@@ -4,6 +4,21 @@ import Glibc
 import Darwin
 #endif
 
+/// Whether `bytes` equals `lowercase` (already lower-case ASCII) ignoring ASCII case: how field names
+/// and case-insensitive tokens are compared on the wire (RFC 9110 §5.1). The one such comparison of the
+/// package (the request and response parsers, the proxy's field filters). Pure.
+@inlinable @inline(__always)
+package func asciiCaseInsensitiveEquals<C: Collection<UInt8>>(_ bytes: C, _ lowercase: [UInt8]) -> Bool {
+    guard bytes.count == lowercase.count else { return false }
+    var i = 0
+    for b in bytes {
+        let l = (b >= 0x41 && b <= 0x5A) ? b | 0x20 : b
+        if l != lowercase[i] { return false }
+        i += 1
+    }
+    return true
+}
+
 /// Character classes and small helpers of HTTP/1.1 syntax (RFC 9110 §5.6) used by the response
 /// parser. Pure functions, no state.
 enum HTTPFieldSyntax {
@@ -19,19 +34,6 @@ enum HTTPFieldSyntax {
         let b = UInt8(i)
         if (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) { return true }
         return Array("!#$%&'*+-.^_`|~".utf8).contains(b)
-    }
-
-    /// Compares `bytes` with `lowercase` (already lower-case ASCII) ignoring ASCII case.
-    @inline(__always)
-    static func equalsIgnoringCase<C: Collection<UInt8>>(_ bytes: C, _ lowercase: [UInt8]) -> Bool {
-        guard bytes.count == lowercase.count else { return false }
-        var i = 0
-        for b in bytes {
-            let l = (b >= 0x41 && b <= 0x5A) ? b | 0x20 : b
-            if l != lowercase[i] { return false }
-            i += 1
-        }
-        return true
     }
 
     /// Calls `body` with each comma-separated element of a field value, OWS trimmed (empty elements

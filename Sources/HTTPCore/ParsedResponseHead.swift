@@ -38,7 +38,7 @@ public struct ParsedResponseHead: Sendable {
     /// Values of every field named `name` (ASCII case-insensitive), in order.
     public func values(of name: String) -> [String] {
         let lower = Array(name.lowercased().utf8)
-        return (0..<fieldCount).filter { HTTPFieldSyntax.equalsIgnoringCase(headBytes[fieldRanges[$0].name], lower) }
+        return (0..<fieldCount).filter { asciiCaseInsensitiveEquals(headBytes[fieldRanges[$0].name], lower) }
             .map { fieldValue(at: $0) }
     }
 }

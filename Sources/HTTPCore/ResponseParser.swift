@@ -338,7 +338,7 @@ public struct ResponseParser {
         let n = UnsafeRawBufferPointer(rebasing: buffer[name])
         let v = UnsafeRawBufferPointer(rebasing: buffer[value])
         switch name.count {
-        case 14 where HTTPFieldSyntax.equalsIgnoringCase(n, Self.nameContentLength):
+        case 14 where asciiCaseInsensitiveEquals(n, Self.nameContentLength):
             try HTTPFieldSyntax.forEachListElement(v) { (element: UnsafeRawBufferPointer) throws(ResponseParseError) in
                 guard !element.isEmpty else { throw .malformed("invalid Content-Length") }
                 var length = 0
@@ -354,15 +354,15 @@ public struct ResponseParser {
                 }
                 contentLength = length
             }
-        case 17 where HTTPFieldSyntax.equalsIgnoringCase(n, Self.nameTransferEncoding):
+        case 17 where asciiCaseInsensitiveEquals(n, Self.nameTransferEncoding):
             hasTransferEncoding = true
             HTTPFieldSyntax.forEachListElement(v) { element in
                 if !element.isEmpty { transferCodings.append(element.map { ($0 >= 0x41 && $0 <= 0x5A) ? $0 | 0x20 : $0 }) }
             }
-        case 10 where HTTPFieldSyntax.equalsIgnoringCase(n, Self.nameConnection):
+        case 10 where asciiCaseInsensitiveEquals(n, Self.nameConnection):
             HTTPFieldSyntax.forEachListElement(v) { element in
-                if HTTPFieldSyntax.equalsIgnoringCase(element, Self.tokenClose) { connectionClose = true }
-                if HTTPFieldSyntax.equalsIgnoringCase(element, Self.tokenKeepAlive) { connectionKeepAlive = true }
+                if asciiCaseInsensitiveEquals(element, Self.tokenClose) { connectionClose = true }
+                if asciiCaseInsensitiveEquals(element, Self.tokenKeepAlive) { connectionKeepAlive = true }
             }
         default:
             break

@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import HTTPCore
 
 /// Graceful shutdown: stop accepting, let in-flight requests finish (their responses carry
 /// `Connection: close`), close idle keep-alive connections at once, and force-close whatever is left
@@ -12,7 +12,7 @@ struct GracefulShutdown {
         for l in listeners { l.stop() }
         let done = OnceFlag()
         let finishOnce: @Sendable (Bool) -> Void = { forced in
-            if !done.flag.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged { return }
+            guard done.set() else { return }
             completion(forced)
         }
         let registry = self.registry
@@ -27,9 +27,4 @@ struct GracefulShutdown {
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(500)) { finishOnce(true) }
         }
     }
-}
-
-/// A flag that flips once, shareable between closures.
-final class OnceFlag: Sendable {
-    let flag = Atomic<Bool>(false)
 }

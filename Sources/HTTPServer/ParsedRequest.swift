@@ -1,5 +1,5 @@
 #if canImport(HTTPCore)
-import HTTPCore  // (the fuzz build compiles HTTPCore's HTTPVersion in)
+import HTTPCore  // (the fuzz build compiles HTTPCore's HTTPVersion and HTTPFieldSyntax in)
 #endif
 
 /// The form of the request target (RFC 9112 §3.2).
@@ -68,17 +68,4 @@ public struct ParsedRequest: Sendable {
         return (0..<fieldCount).filter { asciiCaseInsensitiveEquals(headBytes[fieldRanges[$0].name], lower) }
             .map { fieldValue(at: $0) }
     }
-}
-
-/// Compares `bytes` with `lowercase` (already lower-case ASCII) ignoring ASCII case.
-@inline(__always)
-func asciiCaseInsensitiveEquals<C: Collection<UInt8>>(_ bytes: C, _ lowercase: [UInt8]) -> Bool {
-    guard bytes.count == lowercase.count else { return false }
-    var i = 0
-    for b in bytes {
-        let l = (b >= 0x41 && b <= 0x5A) ? b | 0x20 : b
-        if l != lowercase[i] { return false }
-        i += 1
-    }
-    return true
 }

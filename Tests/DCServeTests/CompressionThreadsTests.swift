@@ -8,6 +8,7 @@ import HTTPTypes
 import Logging
 import Synchronization
 import Testing
+import TestSupport
 
 /// Large-body compression runs on the middleware's own threads (`compressionThreads`), so requests
 /// waiting inside SingleFlight — followers of an identical encode, large encodes waiting for a slot —
@@ -49,7 +50,7 @@ import Testing
         let files: StaticFileHandler
 
         init(_ contents: [String: [UInt8]], observer: GateObserver) throws {
-            root = FileManager.default.temporaryDirectory.appendingPathComponent("compress-threads-\(UUID().uuidString)")
+            root = uniqueTemporaryURL("compress-threads")
             try FileManager.default.createDirectory(at: root.appendingPathComponent("files"), withIntermediateDirectories: true)
             for (name, bytes) in contents { try Data(bytes).write(to: root.appendingPathComponent("files/\(name)")) }
             var settings = DCServeConfiguration.Compression()

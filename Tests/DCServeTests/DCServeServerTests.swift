@@ -4,6 +4,7 @@ import DictionaryTransport
 import Foundation
 import HTTPServer
 import Testing
+import TestSupport
 
 /// `DCServeServer`'s start and shutdown order on real sockets (127.0.0.1, free ports).
 @Suite struct DCServeServerTests {
@@ -21,12 +22,8 @@ import Testing
         return c
     }
 
-    func temporaryDirectory() -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("dcserve-server-\(UUID().uuidString)")
-    }
-
     @Test func failedStartStopsEverythingItStarted() async throws {
-        let dir = temporaryDirectory()
+        let dir = uniqueTemporaryURL("dcserve-server")
         defer { try? FileManager.default.removeItem(at: dir) }
         let first = try DCServeServer(configuration: try configuration(dir))
         try first.start()

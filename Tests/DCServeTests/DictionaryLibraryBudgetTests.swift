@@ -3,13 +3,14 @@ import DictionaryCodec
 import DictionaryTransport
 import Foundation
 import Testing
+import TestSupport
 
 /// `DictionaryLibrary`'s memory budget: prepared forms are measured (a level-19 zstd form is many
 /// times its dictionary), the least recently used dictionaries are dropped to stay within
 /// `maxBytes`, the newest is always kept, and a dropped one is reloaded from the store when named.
 @Suite struct DictionaryLibraryBudgetTests {
     static func store() throws -> DirectoryDictionaryStore {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("library-budget-\(UUID().uuidString)").path
+        let dir = uniqueTemporaryURL("library-budget").path
         return try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention())
     }
 

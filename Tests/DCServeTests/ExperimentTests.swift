@@ -7,6 +7,7 @@ import HTTPTypes
 import Logging
 import Prometheus
 import Testing
+import TestSupport
 
 /// The A/B switch: stable assignment by client id, the control group without any dictionary
 /// transport (real static files, the real compression step, real codecs), the group on every response,
@@ -47,7 +48,7 @@ import Testing
 
     /// A docroot with two versions of a bundle; the rule makes v1 a dictionary for v2.
     static func site() throws -> String {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("experiment-\(UUID().uuidString)").path
+        let dir = uniqueTemporaryURL("experiment").path
         try FileManager.default.createDirectory(atPath: dir + "/static", withIntermediateDirectories: true)
         let v1 = (0..<200).map { "export function feature\($0)() { return \"feature \($0) of the store front\"; }\n" }.joined()
         try v1.write(toFile: dir + "/static/app.v1.js", atomically: true, encoding: .utf8)

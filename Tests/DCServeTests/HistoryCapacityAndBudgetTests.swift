@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
+import TestSupport
 
 /// History rules under load: more active groups than `maxGroups` are reported (a warning at most
 /// once a minute per rule) instead of windows silently never building, and a first dictionary's
@@ -39,7 +40,7 @@ import Testing
     }
 
     func temporaryStore() throws -> (DirectoryDictionaryStore, String) {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID().uuidString)").path
+        let dir = uniqueTemporaryURL("history").path
         return (try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention()), dir)
     }
 

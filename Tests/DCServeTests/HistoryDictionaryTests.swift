@@ -7,6 +7,7 @@ import HTTPTypes
 import Logging
 import Synchronization
 import Testing
+import TestSupport
 
 /// History dictionaries (issue #16): the group pattern, the window, the build budget, the index, and
 /// the builder with a real directory store. End to end (proxy, example API, CLI decoders):
@@ -120,7 +121,7 @@ import Testing
     }
 
     @Test func builderStoresPublishesAndSurvivesARestart() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID().uuidString)").path
+        let dir = uniqueTemporaryURL("history").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention())
         let rules = try Self.historyRule()
@@ -166,7 +167,7 @@ import Testing
     /// A dictionary URL whose bytes are only in the store (evicted from memory, or after a restart)
     /// is answered from a worker queue with the stored bytes; another partition still gets 404.
     @Test func dictionaryURLIsServedFromTheStoreWhenNotInMemory() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID().uuidString)").path
+        let dir = uniqueTemporaryURL("history").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention())
         let rules = try Self.historyRule()
@@ -186,7 +187,7 @@ import Testing
         let next = ClosureHandler { _, respond in respond(HTTPServerResponse(status: .internalServerError)) }
         /// The response, and whether it was given on the calling thread (the event loop's, in a server).
         func get(_ fields: HTTPFields) throws -> (HTTPServerResponse, inline: Bool) {
-            let request = HTTPServerRequest(head: HTTPRequest(method: .get, scheme: "http", authority: "a", path: url, headerFields: fields))
+            let request = HTTPServerRequest(head: testRequest(url, authority: "a", fields: fields))
             let caller = pthread_self()
             let inline = Mutex(false)
             let response = try awaitedResponse { respond in
@@ -213,7 +214,7 @@ import Testing
         let next = ClosureHandler { _, respond in
             respond(HTTPServerResponse(status: .ok, headerFields: [.contentType: "application/json"], body: .bytes(upstream())))
         }
-        let request = HTTPServerRequest(head: HTTPRequest(method: .get, scheme: "http", authority: "a", path: path, headerFields: fields))
+        let request = HTTPServerRequest(head: testRequest(path, authority: "a", fields: fields))
         return try awaitedResponse { respond in middleware.handle(request, next: next, respond: respond) }
     }
 
@@ -222,7 +223,7 @@ import Testing
     /// name it — while its store write is still waiting (the store's `put` is held shut); the write
     /// then lands, and a restart finds it.
     @Test func firstDictionaryIsOfferedByTheResponseThatCompletesItBeforeTheStoreHoldsIt() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID().uuidString)").path
+        let dir = uniqueTemporaryURL("history").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = GatedDictionaryStore(try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention()))
         defer { store.open() }
@@ -288,7 +289,7 @@ import Testing
     /// offered and is served from memory; the group's next content builds again in the background,
     /// stored before it is offered; a restart forgets the one that was never stored.
     @Test func firstDictionaryWhoseStoreWriteFailsIsServedFromMemoryUntilARebuildIsStored() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID().uuidString)").path
+        let dir = uniqueTemporaryURL("history").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention())
         let rules = try Self.historyRule()
@@ -333,7 +334,7 @@ import Testing
     /// the request path: `collect` returns nothing, and the background build stores it before it is
     /// published.
     @Test func largeFirstDictionaryIsBuiltInTheBackground() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID().uuidString)").path
+        let dir = uniqueTemporaryURL("history").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention())
         let limit = HistoryDictionaryBuilder.maxRequestPathBytes
@@ -358,7 +359,7 @@ import Testing
     }
 
     @Test func builderCapsTheGroupsItTracks() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID().uuidString)").path
+        let dir = uniqueTemporaryURL("history").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention())
         let history = try Self.history(try Self.historyRule { $0.maxGroups = 3 }, store: store)
@@ -391,7 +392,7 @@ import Testing
     /// on 20,000 random and mutated paths, with a fixed seed: never a crash, and what they accept is
     /// consistent (a parsed group value is a plain token; a parsed URL names the hash it carries).
     @Test func pathParsersHoldOnRandomInput() throws {
-        var rng = HistoryTestRandom(seed: 0x5eed_1600)
+        var rng = SplitMix64(seed: 0x5eed_1600)
         let g = try HistoryGroupPattern("/api/chats/:chat/*")
         let hash = SHA256.hash([1, 2, 3])
         let seeds = ["/api/chats/42/messages", "/api/chats/42/.dcserve-dictionary/\(hash.hex)",
@@ -421,15 +422,3 @@ import Testing
     }
 }
 
-/// SplitMix64: a seeded generator, so the random test is the same every run.
-struct HistoryTestRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -8,6 +8,7 @@ import HTTPTypes
 import Logging
 import Synchronization
 import Testing
+import TestSupport
 
 /// #13 item 2: a large file in a dictionary rule's scope costs no copy of its body per request:
 /// identity is sent from the file, encoded variants from the variant cache's one shared array, and
@@ -40,7 +41,7 @@ import Testing
     }
 
     @Test func fileBackedBodyIsReadAgainOnlyWhenItStillMatchesItsHash() throws {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("identity-\(UUID().uuidString)")
+        let url = uniqueTemporaryURL("identity")
         defer { try? FileManager.default.removeItem(at: url) }
         let original = Array("first edition of the page\n".utf8)
         try Data(original).write(to: url)
@@ -63,7 +64,7 @@ import Testing
     /// bytes only up to 1 MB: identity answers keep the file body (sendfile), and every zstd answer
     /// hands out the same cached array (no per-request copy).
     @Test func identityKeepsTheFileAndVariantsShareOneArray() throws {
-        let site = FileManager.default.temporaryDirectory.appendingPathComponent("sharing-\(UUID().uuidString)")
+        let site = uniqueTemporaryURL("sharing")
         defer { try? FileManager.default.removeItem(at: site) }
         try FileManager.default.createDirectory(at: site.appendingPathComponent("big"), withIntermediateDirectories: true)
         let big = Array((0..<80_000).map { "row \($0 % 997) value \($0 * 7 % 10_007) text\n" }.joined().utf8)

@@ -7,6 +7,7 @@ import HTTPTypes
 import Logging
 import Synchronization
 import Testing
+import TestSupport
 
 /// The compression middleware in front of a handler whose responses are NOT content-addressed (a
 /// proxied API): two users get the same head (status, fields, length, strong ETag, path) and different
@@ -32,7 +33,7 @@ import Testing
     }
 
     static func middleware() throws -> (DictionaryCompressionMiddleware, String) {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("peruser-\(UUID().uuidString)").path
+        let dir = uniqueTemporaryURL("peruser").path
         var settings = DCServeConfiguration.Compression()
         settings.bestLevels = settings.fastLevels
         let store = try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention())

@@ -2,12 +2,13 @@
 import HTTPServer
 import HTTPTypes
 import Testing
+import TestSupport
 
 /// `ProxyMethodRules`: TRACE refused unless forwarded, `Max-Forwards` on TRACE/OPTIONS honoured and
 /// decremented, every other method forwarded untouched. (Forwarding itself: test_methods.py.)
 @Suite struct ProxyMethodRulesTests {
     func request(_ method: HTTPRequest.Method, _ fields: HTTPFields = [:]) -> HTTPServerRequest {
-        HTTPServerRequest(head: HTTPRequest(method: method, scheme: "http", authority: "h", path: "/x?y", headerFields: fields))
+        HTTPServerRequest(head: testRequest(method, "/x?y", authority: "h", fields: fields))
     }
 
     func forwarded(_ decision: ProxyMethodRules.Decision) -> Int?? {

@@ -7,6 +7,7 @@ import HTTPTypes
 import Logging
 import Synchronization
 import Testing
+import TestSupport
 
 /// A stream sink that holds each write's acknowledgement until the test releases it (a client that
 /// reads only when told to).
@@ -41,7 +42,7 @@ final class HeldWriter: ResponseBodyWriter, @unchecked Sendable {
     static func relay(method: HTTPRequest.Method = .get, maxBuffered: Int = 1000) -> (ProxyResponseRelay, Answers) {
         let answers = Answers()
         let relay = ProxyResponseRelay(
-            upstream: "api", request: HTTPRequest(method: method, scheme: "http", authority: "a", path: "/x"),
+            upstream: "api", request: testRequest(method, "/x", authority: "a"),
             settings: .init(maxBufferedBodyBytes: maxBuffered, maxDecodedBodyBytes: 1 << 20, policy: ProxyHeaderPolicy()),
             logger: Logger(label: "test"), respond: answers.respond)
         return (relay, answers)

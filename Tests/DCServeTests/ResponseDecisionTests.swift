@@ -6,6 +6,7 @@ import HTTPServer
 import HTTPTypes
 import Synchronization
 import Testing
+import TestSupport
 
 /// The `DCServe-Decision` value, the access-log note and the metric labels of every decision kind.
 @Suite struct ResponseDecisionTests {
@@ -119,7 +120,7 @@ import Testing
     }
 
     @Test func snapshotJSONShowsDictionariesRequestsAndNoSecrets() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("live-view-\(UUID().uuidString)")
+        let dir = uniqueTemporaryURL("live-view")
         defer { try? FileManager.default.removeItem(at: dir) }
         let store = try DirectoryDictionaryStore(directory: dir.path)
         let bytes = Array(String(repeating: "shared dictionary text ", count: 50).utf8)

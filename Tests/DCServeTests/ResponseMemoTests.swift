@@ -7,6 +7,7 @@ import HTTPTypes
 import Logging
 import Synchronization
 import Testing
+import TestSupport
 
 /// Counts what the compression middleware reports, as one line per call, per request.
 final class RecordingObserver: CompressionObserver {
@@ -38,7 +39,7 @@ struct MemoFixture {
     static let v2 = Array((0..<400).map { "let value\($0) = compute(\($0), '\($0 % 50 == 7 ? "second" : "first") edition');\n" }.joined().utf8)
 
     init(retention: DictionaryRetention = DictionaryRetention(), decisionHeader: Bool = false) throws {
-        site = FileManager.default.temporaryDirectory.appendingPathComponent("memo-\(UUID().uuidString)")
+        site = uniqueTemporaryURL("memo")
         try FileManager.default.createDirectory(at: site.appendingPathComponent("static"), withIntermediateDirectories: true)
         try Data(Self.v1).write(to: site.appendingPathComponent("static/app.v1.js"))
         try Data(Self.v2).write(to: site.appendingPathComponent("static/app.v2.js"))

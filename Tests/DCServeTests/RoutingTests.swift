@@ -6,12 +6,13 @@ import HTTPServer
 import HTTPTypes
 import Synchronization
 import Testing
+import TestSupport
 
 /// `RouteHandler` (longest prefix wins) and the application's routes: static site, upstream seam
 /// (502 "no proxy" until a proxy is plugged in), quick mode's single `/` route.
 @Suite struct RoutingTests {
     func request(_ path: String) -> HTTPServerRequest {
-        HTTPServerRequest(head: HTTPRequest(method: .get, scheme: "http", authority: "localhost", path: path))
+        HTTPServerRequest(head: testRequest(path))
     }
 
     /// Runs `handler` on `path` and returns the response.
@@ -44,7 +45,7 @@ import Testing
     @Test func serverWideOptionsIsAnsweredWithoutAProxyAtTheRoot() throws {
         let router = RouteHandler([(name: "site", prefix: "/", handler: named("site")),
                                    (name: "api", prefix: "/api/", handler: named("api"))])
-        let options = HTTPServerRequest(head: HTTPRequest(method: .options, scheme: "http", authority: "h", path: "*"))
+        let options = HTTPServerRequest(head: testRequest(.options, "*", authority: "h"))
         let response = try awaitedResponse { router.handle(options, respond: $0) }
         #expect(response.head.status == .ok)
         #expect(response.head.headerFields[.allow] == "GET, HEAD, OPTIONS")
@@ -103,7 +104,7 @@ import Testing
     /// A site with one file and a fresh store; the application built from `configure`.
     func application(_ configure: (inout DCServeConfiguration) -> Void,
                      upstreamHandler: UpstreamHandlerFactory = NoProxyHandler.factory) throws -> (DCServeApplication, URL) {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("dcserve-routing-\(UUID().uuidString)")
+        let dir = uniqueTemporaryURL("dcserve-routing")
         try FileManager.default.createDirectory(at: dir.appendingPathComponent("site/static"), withIntermediateDirectories: true)
         try "hello static\n".write(to: dir.appendingPathComponent("site/static/a.txt"), atomically: true, encoding: .utf8)
         var c = DCServeConfiguration()
@@ -193,15 +194,3 @@ import Testing
     }
 }
 
-/// A small deterministic generator for bounded random tests.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

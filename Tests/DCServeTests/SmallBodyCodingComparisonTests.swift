@@ -7,6 +7,7 @@ import HTTPTypes
 import Logging
 import Synchronization
 import Testing
+import TestSupport
 
 /// Issue #16 / #13 item 6: for a small body negotiated to a dictionary coding, the middleware
 /// encodes dcb and dcz and sends the smaller; for one negotiated to brotli or zstd, the smaller of
@@ -37,7 +38,7 @@ import Testing
     static let levels: [ContentCoding: Int] = [.dcz: 19, .dcb: 11, .zstd: 19, .br: 11, .gzip: 6]
 
     static func middleware(compare: Bool = true) throws -> (DictionaryCompressionMiddleware, String) {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("codingcmp-\(UUID().uuidString)").path
+        let dir = uniqueTemporaryURL("codingcmp").path
         var settings = DCServeConfiguration.Compression()
         settings.compareSmallBodies = compare
         settings.fastLevels = levels

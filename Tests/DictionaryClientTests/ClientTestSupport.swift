@@ -3,6 +3,7 @@ import DictionaryClientSystemCodecs
 import DictionaryCodec
 import Foundation
 import HTTPTypes
+import TestSupport
 
 /// A settable clock for the client (no sleeping, no timing assertions).
 final class TestClock: @unchecked Sendable {
@@ -12,12 +13,6 @@ final class TestClock: @unchecked Sendable {
     var now: Date { lock.lock(); defer { lock.unlock() }; return current }
     func advance(_ seconds: Double) { lock.lock(); current += seconds; lock.unlock() }
     var function: @Sendable () -> Date { { self.now } }
-}
-
-func fields(_ pairs: (String, String)...) -> HTTPFields {
-    var f = HTTPFields()
-    for (name, value) in pairs { f.append(HTTPField(name: HTTPField.Name(name)!, value: value)) }
-    return f
 }
 
 func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
@@ -35,12 +30,6 @@ func sampleText(_ seed: Int, count: Int) -> [UInt8] {
 
 func memoryClient(_ clock: TestClock, limits: ClientStoreLimits = ClientStoreLimits()) throws -> DictionaryClient {
     DictionaryClient(store: try ClientDictionaryStore(location: .memory, limits: limits), decoders: .systemLibraries, now: clock.function)
-}
-
-func temporaryDirectory() -> String {
-    let dir = NSTemporaryDirectory() + "dclient-tests-" + UUID().uuidString
-    try! FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    return dir
 }
 
 /// Fetches `url` "from a server" answering `body` with `responseFields`, through the client.

@@ -4,6 +4,7 @@ import DictionaryCodec
 import Foundation
 import HTTPTypes
 import Testing
+import TestSupport
 
 /// Fetches a linked dictionary by "serving" it from a table: the transport seam the real adapter fills.
 struct TableFetcher: DictionaryLinkFetcher {
@@ -21,7 +22,7 @@ struct TableFetcher: DictionaryLinkFetcher {
     /// Many tasks register, prepare and decode at once against one client and one disk store; every
     /// decode must be exact and the limits must hold. (ThreadSanitizer runs of this suite check races.)
     @Test func concurrentUseIsSafe() async throws {
-        let dir = temporaryDirectory()
+        let dir = makeTemporaryDirectory("dclient-tests")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let clock = TestClock()
         let store = try ClientDictionaryStore(location: .directory(dir), limits: ClientStoreLimits(maxCount: 8))

@@ -3,6 +3,7 @@ import DictionaryCodec
 import Foundation
 import HTTPTypes
 import Testing
+import TestSupport
 
 /// The client as an app builds it: default decoders (pure-Swift dcz and zstd), what it offers, what
 /// it decodes, and what each response's measurement says. Bodies come from libzstd (DictionaryCodec),

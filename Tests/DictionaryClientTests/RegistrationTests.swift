@@ -4,6 +4,7 @@ import DictionaryCodec
 import Foundation
 import HTTPTypes
 import Testing
+import TestSupport
 
 @Suite struct RegistrationTests {
     let clock = TestClock()

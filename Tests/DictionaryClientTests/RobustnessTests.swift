@@ -4,26 +4,19 @@ import DictionaryCodec
 import Foundation
 import HTTPTypes
 import Testing
+import TestSupport
 
 /// Random inputs to every parser of outside input in the client (Cache-Control, Age, Date/Expires,
 /// Use-As-Dictionary incl. ttl, Link, Content-Encoding, dcb/dcz bodies): bounded counts, fixed seed,
 /// each run must end in a value or a typed error, never a trap.
 @Suite struct RobustnessTests {
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
-            return state
-        }
-    }
-
-    func randomText(_ rng: inout SeededGenerator, alphabet: [UInt8], maxLength: Int) -> String {
+    func randomText(_ rng: inout SplitMix64, alphabet: [UInt8], maxLength: Int) -> String {
         let count = Int.random(in: 0...maxLength, using: &rng)
         return String(decoding: (0..<count).map { _ in alphabet.randomElement(using: &rng)! }, as: UTF8.self)
     }
 
     @Test func randomResponseFieldsNeverTrap() throws {
-        var rng = SeededGenerator(state: 9842)
+        var rng = SplitMix64(seed: 9842)
         let clock = TestClock()
         let client = try memoryClient(clock)
         let alphabet = Array("max-age=0123456789,; \"no-store stale-while-revalidate must-revalidate ttl match=/*(){}:id type=raw dest \\".utf8)
@@ -43,7 +36,7 @@ import Testing
     }
 
     @Test func randomDictionaryBodiesFailWithTypedErrors() throws {
-        var rng = SeededGenerator(state: 42)
+        var rng = SplitMix64(seed: 42)
         let client = try memoryClient(TestClock())
         try register(client, url: "https://example.com/d", body: sampleText(1, count: 3000), useAsDictionary: #"match="/x/*""#)
         let request = try client.prepare(url: "https://example.com/x/1")

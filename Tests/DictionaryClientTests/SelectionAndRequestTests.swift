@@ -5,6 +5,7 @@ import DictionaryTransport
 import Foundation
 import HTTPTypes
 import Testing
+import TestSupport
 
 @Suite struct SelectionTests {
     let clock = TestClock()

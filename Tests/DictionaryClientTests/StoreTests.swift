@@ -4,6 +4,7 @@ import DictionaryCodec
 import Foundation
 import HTTPTypes
 import Testing
+import TestSupport
 
 @Suite struct StoreTests {
     let clock = TestClock()
@@ -16,7 +17,7 @@ import Testing
     }
 
     @Test func diskStoreSurvivesReopeningAndLeavesNoTemporaryFiles() throws {
-        let dir = temporaryDirectory()
+        let dir = makeTemporaryDirectory("dclient-tests")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         do {
             let client = DictionaryClient(store: try ClientDictionaryStore(location: .directory(dir)), decoders: .systemLibraries, now: clock.function)
@@ -38,7 +39,7 @@ import Testing
     }
 
     @Test func corruptedBodyOnDiskIsDetectedOnLoadAndRemoved() throws {
-        let dir = temporaryDirectory()
+        let dir = makeTemporaryDirectory("dclient-tests")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = try ClientDictionaryStore(location: .directory(dir))
         let client = DictionaryClient(store: store, decoders: .systemLibraries, now: clock.function)
@@ -58,7 +59,7 @@ import Testing
     }
 
     @Test func malformedIndexStartsEmpty() throws {
-        let dir = temporaryDirectory()
+        let dir = makeTemporaryDirectory("dclient-tests")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try Data("{not json".utf8).write(to: URL(fileURLWithPath: dir + "/index.json"))
         let store = try ClientDictionaryStore(location: .directory(dir))
@@ -121,7 +122,7 @@ import Testing
     }
 
     @Test func clearRemovesOnePartitionOrAll() throws {
-        let dir = temporaryDirectory()
+        let dir = makeTemporaryDirectory("dclient-tests")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = try ClientDictionaryStore(location: .directory(dir))
         for p in ["a", "b"] {

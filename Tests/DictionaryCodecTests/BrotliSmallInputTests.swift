@@ -1,6 +1,7 @@
 @testable import DictionaryCodec
 import Foundation
 import Testing
+import TestSupport
 
 /// Small whole inputs at quality 10–11 are encoded without literal context modeling
 /// (`BrotliEncoder.disablesLiteralContextModeling`): the rule, and that it makes short JSON deltas
@@ -20,7 +21,7 @@ import Testing
                      "figures", "lunch", "usual", "place", "noon", "agenda", "sending", "it", "now", "great"]
         var json = #"{"messages":["#
         for n in range {
-            var rng = TestBytes.SplitMix(state: UInt64(n))
+            var rng = SplitMix64(seed: UInt64(n))
             let text = (0..<(3 + Int(rng.next() % 9))).map { _ in words[Int(rng.next() % UInt64(words.count))] }
                 .joined(separator: " ")
             let author = n % 2 == 0 ? #"{"id":"u-alice","name":"Alice Martin"}"# : #"{"id":"u-bob","name":"Bob Okafor"}"#

@@ -1,6 +1,7 @@
 import DictionaryCodec
 import Foundation
 import Testing
+import TestSupport
 
 @Suite struct CompressionDictionaryTests {
     @Test func holdsBytesAndHash() {
@@ -103,7 +104,7 @@ import Testing
         #expect(Array(encoded.prefix(DCZ.headerLength)) == Array(viaCDict.prefix(DCZ.headerLength)))
         // Our decoder with a raw-content DDict, and the zstd CLI with the bytes as its dictionary.
         #expect(try DCZ.decode(encoded, dictionary: CompressionDictionary(bytes: base), maxOutput: body.count) == body)
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("prefix-\(UUID().uuidString)")
+        let dir = uniqueTemporaryURL("prefix")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         try Data(base).write(to: dir.appendingPathComponent("dict"))

@@ -1,6 +1,7 @@
 import DictionaryCodec
 import Foundation
 import Testing
+import TestSupport
 
 /// The dcz window rule (SPEC §4) and that a big dictionary is really used across a big input.
 @Suite struct DCZWindowTests {
@@ -36,7 +37,7 @@ import Testing
     @Test func twelveMegabytesWithTwoHundredEdits() throws {
         let v1 = TestBytes.random(12_000_000, seed: 15)
         var v2 = v1
-        var rng = TestBytes.SplitMix(state: 99)
+        var rng = SplitMix64(seed: 99)
         for _ in 0..<200 {
             let i = Int(rng.next() % UInt64(v2.count - 16))
             for j in 0..<8 { v2[i + j] = UInt8(truncatingIfNeeded: rng.next()) }

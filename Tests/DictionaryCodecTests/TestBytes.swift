@@ -1,4 +1,5 @@
 import DictionaryCodec
+import TestSupport
 
 /// Test data helpers: hex, deterministic pseudo-random bytes (SplitMix64), text-like content.
 enum TestBytes {
@@ -8,20 +9,9 @@ enum TestBytes {
         return stride(from: 0, to: digits.count, by: 2).map { v(digits[$0]) << 4 | v(digits[$0 + 1]) }
     }
 
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Incompressible bytes.
     static func random(_ count: Int, seed: UInt64) -> [UInt8] {
-        var rng = SplitMix(state: seed)
+        var rng = SplitMix64(seed: seed)
         var out = [UInt8](repeating: 0, count: count)
         var i = 0
         while i < count {
@@ -40,7 +30,7 @@ enum TestBytes {
         let words = ["function", "return", "const", "let", "var", "if", "else", "for", "while", "import",
                      "export", "class", "this", "null", "true", "false", "0", "1", "42", "{", "}", "(", ")",
                      ";", "=", "=>", ".", ",", "\n", "  "].map { Array($0.utf8) }
-        var rng = SplitMix(state: seed)
+        var rng = SplitMix64(seed: seed)
         var out: [UInt8] = []
         out.reserveCapacity(count + 16)
         while out.count < count {
@@ -53,7 +43,7 @@ enum TestBytes {
     /// A "new version" of `base`: copies of its pieces with small edits, plus fresh text.
     static func revision(of base: [UInt8], count: Int, seed: UInt64) -> [UInt8] {
         guard !base.isEmpty else { return text(count, seed: seed) }
-        var rng = SplitMix(state: seed)
+        var rng = SplitMix64(seed: seed)
         var out: [UInt8] = []
         out.reserveCapacity(count + 4096)
         while out.count < count {

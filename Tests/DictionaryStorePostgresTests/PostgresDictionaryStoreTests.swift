@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import Testing
+import TestSupport
 
 /// The real throwaway PostgreSQL of `make unit-test` (scripts/throwaway-postgres.sh); every test
 /// gets its own database.
@@ -202,7 +203,7 @@ struct PostgresDictionaryStoreTests {
         let (t0, bytes1, d) = (t0, bytes1, description())
         let hash = try await onThread { try a.put(bytes1, description: d, now: t0) }
         #expect(await eventually { b.metadata(hash) != nil })
-        let directory = NSTemporaryDirectory() + "tiered-" + UUID().uuidString
+        let directory = uniqueTemporaryURL("tiered").path
         let local = try DirectoryDictionaryStore(directory: directory, retention: DictionaryRetention(maxTotalBytes: 1 << 20), cacheBudget: 0)
         let tiered = TieredDictionaryStore(local: local, shared: b)
         #expect(try await onThread { tiered.get(hash)?.bytes } == bytes1)
@@ -220,7 +221,7 @@ struct PostgresDictionaryStoreTests {
         let settings = try await TestPostgres.freshDatabase()
         let a = try await open(settings)
         defer { a.shutdown() }
-        let directory = NSTemporaryDirectory() + "tiered-recency-" + UUID().uuidString
+        let directory = uniqueTemporaryURL("tiered-recency").path
         let local = try DirectoryDictionaryStore(directory: directory, retention: DictionaryRetention(maxTotalBytes: 1 << 20), cacheBudget: 0)
         let tiered = TieredDictionaryStore(local: local, shared: a)
         let (t0, bytes1, d) = (t0, bytes1, description())

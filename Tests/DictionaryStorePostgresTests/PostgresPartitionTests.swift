@@ -4,6 +4,7 @@ import DictionaryTransport
 import Foundation
 import PostgresNIO
 import Testing
+import TestSupport
 
 /// Per-user partitions in the PostgreSQL store (issues #14, #15): persisted, returned, looked up by
 /// (partition, hash) only, carried by notifications and the tiered store, migrated from schema 1,
@@ -140,7 +141,7 @@ struct PostgresPartitionTests {
         let b = try await open(settings)
         defer { a.shutdown(); b.shutdown() }
         let (t0, bytes1, alice, bob) = (t0, bytes1, alice, bob)
-        let directory = NSTemporaryDirectory() + "tiered-partitions-" + UUID().uuidString
+        let directory = uniqueTemporaryURL("tiered-partitions").path
         let local = try DirectoryDictionaryStore(directory: directory, retention: DictionaryRetention(maxTotalBytes: 1 << 20), cacheBudget: 0)
         let tiered = TieredDictionaryStore(local: local, shared: b)
         let removals = RemovalLog()

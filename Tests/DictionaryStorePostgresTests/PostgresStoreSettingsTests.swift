@@ -3,6 +3,7 @@ import DictionaryCodec
 import DictionaryTransport
 import Foundation
 import Testing
+import TestSupport
 
 @Suite struct PostgresStoreSettingsTests {
     @Test func parsesAFullURL() throws {
@@ -79,7 +80,7 @@ import Testing
     @Test func mutatedURLsNeverCrashOrLeakThePassword() {
         let seed = Array("postgres://user:Zq9sekretZq9@db.example:5432/dcserve?sslmode=require".utf8)
         let alphabet = Array("%@:/?=&#[]. -_0aZ\u{7f}".utf8) + [0, 0xff]
-        var rng = SplitMix(state: 0x5eed)
+        var rng = SplitMix64(seed: 0x5eed)
         for _ in 0..<20_000 {
             var bytes = seed
             for _ in 0..<(1 + Int(rng.next() % 4)) {
@@ -105,13 +106,3 @@ import Testing
     }
 }
 
-struct SplitMix {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9e37_79b9_7f4a_7c15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
-    }
-}

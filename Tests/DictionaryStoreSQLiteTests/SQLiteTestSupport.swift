@@ -3,10 +3,11 @@ import DictionaryTransport
 import Foundation
 import Logging
 import Synchronization
+import TestSupport
 
 /// A fresh empty directory path under the system temporary directory (not created); the caller removes it.
 func temporaryStorePath() -> String {
-    NSTemporaryDirectory() + "dcserve-sqlite-store-tests-" + UUID().uuidString
+    uniqueTemporaryURL("dcserve-sqlite-store-tests").path
 }
 
 /// Collects log records so tests can check what the store reported.

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
+import TestSupport
 
 /// Collects log records so tests can check what the store reported.
 final class CapturedLogs: Sendable {

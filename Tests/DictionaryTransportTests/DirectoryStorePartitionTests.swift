@@ -2,6 +2,7 @@ import DictionaryCodec
 import DictionaryTransport
 import Foundation
 import Testing
+import TestSupport
 
 /// The directory store answers by (partition, hash): a partitioned dictionary is never returned for
 /// another partition or for none, in memory or after a restart (issues #14, #15).

@@ -2,6 +2,7 @@ import DictionaryCodec
 import DictionaryTransport
 import HTTPTypes
 import Testing
+import TestSupport
 
 @Suite struct AvailableDictionaryTests {
     @Test func parsesTheReferenceHash() {

@@ -3,6 +3,7 @@ import DictionaryTransport
 import HTTPTypes
 import Synchronization
 import Testing
+import TestSupport
 
 @Suite struct AcceptEncodingTests {
     @Test func chromiumDefaults() {

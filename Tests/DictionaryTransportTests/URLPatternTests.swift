@@ -2,6 +2,7 @@ import Foundation
 import DictionaryTransport
 import PropertyBased
 import Testing
+import TestSupport
 
 private let base = URLPatternBase(url: "https://example.com/static/app.v1.js")!
 
@@ -99,14 +100,8 @@ private func pattern(_ match: String) throws -> URLPattern { try URLPattern(matc
 /// (with its literal-prefix refusal) agrees with the same pattern written as a regular expression.
 @Suite struct URLPatternReferenceTests {
     @Test func agreesWithARegularExpressionOnRandomPatterns() throws {
-        var seed: UInt64 = 0x5EED_1234
-        func next(_ bound: Int) -> Int {
-            seed &+= 0x9E37_79B9_7F4A_7C15
-            var z = seed
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Int((z ^ (z >> 31)) % UInt64(bound))
-        }
+        var rng = SplitMix64(seed: 0x5EED_1234)
+        func next(_ bound: Int) -> Int { Int(rng.next() % UInt64(bound)) }
         let letters = ["a", "b", "/", "."]
         var disagreements: [String] = []
         for _ in 0..<400 {

@@ -4,6 +4,7 @@ import HTTPCore
 import HTTPTypes
 import Synchronization
 import Testing
+import TestSupport
 
 /// Bounded robustness run: an upstream answering with mutated (bit flips, cuts, inserted bytes)
 /// versions of valid responses, then closing. Every exchange must end — finish or fail with a
@@ -18,21 +19,9 @@ struct MalformedUpstreamTests {
         "HTTP/1.1 304 Not Modified\r\nETag: \"a\"\r\n\r\n",
     ]
 
-    /// A small deterministic generator (SplitMix64), so a failure reproduces.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test func everyExchangeEndsWhateverTheUpstreamSends() {
         let count = 150
-        var rng = SplitMix(state: 0x5EED)
+        var rng = SplitMix64(seed: 0x5EED)
         var plans: [[UInt8]] = []
         for i in 0..<count {
             var bytes = Array(Self.responses[i % Self.responses.count].utf8)

@@ -5,6 +5,7 @@ import Glibc
 import HTTPTypes
 import Testing
 @testable import HTTPServer
+import TestSupport
 
 /// StaticFileHandler's in-memory snapshots of small files against a real directory: every kind of
 /// change is visible to the very next request (no sleeping: within the 1 s re-check interval only
@@ -15,7 +16,7 @@ struct FileSnapshotCacheTests {
     let root: URL
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("snapshots-\(UUID().uuidString)")
+        directory = uniqueTemporaryURL("snapshots")
         root = directory.appendingPathComponent("www")
         try FileManager.default.createDirectory(at: root.appendingPathComponent("a/b"), withIntermediateDirectories: true)
     }

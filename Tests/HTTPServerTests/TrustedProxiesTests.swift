@@ -1,14 +1,9 @@
 import HTTPTypes
 import Testing
 @testable import HTTPServer
+import TestSupport
 
 @Suite struct TrustedProxiesTests {
-    func fields(_ pairs: [(String, String)]) -> HTTPFields {
-        var f = HTTPFields()
-        for (n, v) in pairs { f.append(HTTPField(name: HTTPField.Name(n)!, value: v)) }
-        return f
-    }
-
     @Test func addressesCompareAsBinary() throws {
         let proxies = try TrustedProxies(["10.0.0.1", "::1", "2001:db8::5"])
         #expect(proxies.trusts(remoteAddress: "10.0.0.1:5555"))

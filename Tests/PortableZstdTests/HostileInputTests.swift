@@ -1,5 +1,6 @@
 import PortableZstd
 import Testing
+import TestSupport
 
 /// Malformed and hostile input is refused with a typed error; nothing traps.
 @Suite struct HostileInputTests {
@@ -18,7 +19,7 @@ import Testing
     @Test func bitFlipsAreRefusedOrHarmless() throws {
         let original = Array(Self.content.prefix(30_000))
         let frame = try ZstdCLI.compress(original, ["-9", "--check"])
-        var rng = TestContent.SplitMix(state: 22)
+        var rng = SplitMix64(seed: 22)
         for _ in 0..<3_000 {
             var damaged = frame
             let at = Int(rng.next() % UInt64(frame.count))

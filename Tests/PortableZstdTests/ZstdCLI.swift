@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Runs the real `zstd` CLI on bytes through temporary files; the test data is generated per run.
 enum ZstdCLI {
@@ -7,7 +8,7 @@ enum ZstdCLI {
     static func compress(_ input: [UInt8], _ arguments: [String], dictionary: [UInt8]? = nil, viaStdin: Bool = false)
         throws -> [UInt8]
     {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("portable-zstd-\(UUID().uuidString)")
+        let dir = uniqueTemporaryURL("portable-zstd")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let inPath = dir.appendingPathComponent("in").path
@@ -39,25 +40,14 @@ enum ZstdCLI {
 
 /// Deterministic test content (SplitMix64): JSON-like records with small edits, and noise.
 enum TestContent {
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static func noise(_ count: Int, seed: UInt64) -> [UInt8] {
-        var rng = SplitMix(state: seed)
+        var rng = SplitMix64(seed: seed)
         return (0..<count).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
     }
 
     /// JSON-like text of about `count` bytes.
     static func json(_ count: Int, seed: UInt64) -> [UInt8] {
-        var rng = SplitMix(state: seed)
+        var rng = SplitMix64(seed: seed)
         let words = ["alpha", "beta", "gamma", "delta", "news", "calendar", "chat", "event", "title", "body"]
         var out: [UInt8] = []
         out.reserveCapacity(count + 200)
@@ -74,7 +64,7 @@ enum TestContent {
 
     /// `base` with `edits` small substitutions (the next version of a JSON document).
     static func edited(_ base: [UInt8], edits: Int, seed: UInt64) -> [UInt8] {
-        var rng = SplitMix(state: seed)
+        var rng = SplitMix64(seed: seed)
         var out = base
         guard out.count > 8 else { return out }
         for _ in 0..<edits {

@@ -1,16 +1,15 @@
 """Shared fixtures for integration tests: they run the real release binary and independent tools."""
 import os
-import pathlib
 import subprocess
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from paths import BROTLI_CLI, DCSERVE_BIN, ROOT  # noqa: F401 (ROOT: re-exported to the tests)
 
 
 @pytest.fixture(scope="session")
 def dcserve_bin() -> str:
-    path = os.environ.get("DCSERVE_BIN", str(ROOT / ".build/release/dcserve"))
+    path = DCSERVE_BIN
     if not os.access(path, os.X_OK):
         pytest.fail(f"{path} missing: run `make build` (make test does)")
     return path
@@ -18,7 +17,7 @@ def dcserve_bin() -> str:
 
 @pytest.fixture(scope="session")
 def brotli_cli() -> str:
-    path = os.environ.get("DCSERVE_BROTLI_CLI", str(ROOT / ".deps/brotli/bin/brotli"))
+    path = BROTLI_CLI
     if not os.access(path, os.X_OK):
         pytest.fail(f"{path} missing: run `make deps` (make test does)")
     return path

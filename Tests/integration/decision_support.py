@@ -8,7 +8,7 @@ import http.client
 import pathlib
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from paths import ROOT
 V1 = (ROOT / "examples/site/static/app.v1.js").read_bytes()
 V2 = (ROOT / "examples/site/static/app.v2.js").read_bytes()
 PAGE = ("".join(f"<p>paragraph {i}: nothing about dictionaries here</p>\n" for i in range(200))).encode()

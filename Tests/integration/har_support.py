@@ -29,7 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import decoders
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from paths import ROOT
 MITMDUMP = os.environ.get("DCSERVE_MITMDUMP", str(ROOT / ".deps/venv-mitmproxy/bin/mitmdump"))
 
 

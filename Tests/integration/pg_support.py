@@ -16,7 +16,7 @@ import uuid
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from paths import ROOT
 SCRIPT = ROOT / "scripts/throwaway-postgres.sh"
 PG_BIN = pathlib.Path(os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin"))
 

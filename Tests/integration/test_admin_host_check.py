@@ -5,14 +5,13 @@ other `Host` gets 421. The health paths answer every `Host`, as on the public li
 from __future__ import annotations
 
 import http.client
-import pathlib
 
 import pytest
 
 from conftest import run
 from dcserve_server import DCServe
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from paths import ROOT
 
 
 def admin_get(server: DCServe, path: str, host: str) -> tuple[int, bytes]:

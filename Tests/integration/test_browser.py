@@ -23,7 +23,7 @@ from chromium import CHROMIUM, Chromium
 from dcserve_server import DCServe
 from tls_support import self_signed, spki_pin
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from paths import ROOT
 V1 = (ROOT / "examples/site/static/app.v1.js").read_bytes()
 V2 = (ROOT / "examples/site/static/app.v2.js").read_bytes()
 NEWS_DICT = b"".join(b"<article><h2>Headline %d</h2><p>Common news boilerplate, navigation, footer.</p></article>\n" % i

@@ -20,7 +20,7 @@ import subprocess
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from paths import ROOT
 CLIENT_PRODUCTS = ["DictionaryClient", "DictionaryClientURLSession"]
 APPLE = {"macos", "ios", "tvos", "watchos", "visionos", "maccatalyst", "driverkit"}
 EXEMPT_C_PACKAGE = "swift-crypto"

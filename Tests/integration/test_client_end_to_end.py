@@ -26,7 +26,7 @@ from decoders import dcz_with_python_zstandard
 from test_history_dictionaries import converse_until_link
 from upstream_support import ExampleAPI
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from paths import ROOT
 LIFETIME = "max-age=0, stale-while-revalidate=86400"
 
 

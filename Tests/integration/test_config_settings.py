@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import pathlib
 import random
 import signal
 import subprocess
@@ -17,7 +16,7 @@ import store_records
 from conftest import run
 from dcserve_server import DCServe
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from paths import ROOT
 V1 = (ROOT / "examples/site/static/app.v1.js").read_bytes()
 
 

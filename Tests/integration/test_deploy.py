@@ -32,7 +32,7 @@ from dcserve_server import ADMIN_RE, LISTEN_RE
 from logged_process import LoggedProcess
 from pg_support import postgres_server  # noqa: F401  (fixture)
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from paths import ROOT
 UNIT = ROOT / "deploy/systemd/dcserve.service"
 MANIFESTS = ROOT / "deploy/kubernetes"
 MIB = 1 << 20

@@ -7,7 +7,7 @@ import json
 import pathlib
 import re
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from paths import ROOT
 
 
 def instructions() -> list[tuple[str, str]]:

@@ -9,7 +9,6 @@ import base64
 import gzip
 import hashlib
 import json
-import pathlib
 import re
 import threading
 import time
@@ -17,7 +16,7 @@ import time
 from dcserve_server import DCServe
 from decoders import dcz_with_zstd_cli
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from paths import ROOT
 V1 = (ROOT / "examples/site/static/app.v1.js").read_bytes()
 
 

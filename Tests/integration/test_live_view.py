@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import pathlib
 import re
 import time
 
@@ -16,7 +15,7 @@ from chromium import CHROMIUM, Chromium
 from dcserve_server import DCServe
 from decision_support import V1, V2, available, hash16, make_site, request
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from paths import ROOT
 ARTIFACT = ROOT / ".build/artifacts/live-view.png"
 
 

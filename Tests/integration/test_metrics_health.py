@@ -15,7 +15,7 @@ import pytest
 
 from dcserve_server import DCServe
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from paths import ROOT
 V1 = (ROOT / "examples/site/static/app.v1.js").read_bytes()
 V2 = (ROOT / "examples/site/static/app.v2.js").read_bytes()
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)$')

@@ -19,7 +19,7 @@ from dcserve_server import DCServe
 from decoders import dcb_with_brotli_cli, dcz_with_python_zstandard, dcz_with_zstd_cli, decode_plain
 from pg_support import ThrowawayPostgres, postgres_server  # noqa: F401  (fixture)
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from paths import ROOT
 EXAMPLE = ROOT / "examples/site"
 V1 = (EXAMPLE / "static/app.v1.js").read_bytes()
 V2 = (EXAMPLE / "static/app.v2.js").read_bytes()

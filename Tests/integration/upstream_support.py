@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import pathlib
 import re
 import signal
 import socket
@@ -23,7 +22,7 @@ import threading
 import time
 import urllib.request
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from paths import ROOT
 API_LISTEN_RE = re.compile(rb"example api listening on http://127\.0\.0\.1:(\d+)")
 
 

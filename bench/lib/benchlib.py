@@ -10,11 +10,15 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-DCSERVE = os.environ.get("DCSERVE_BIN", os.path.join(ROOT, ".build/release/dcserve"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Tests", "integration"))
+import paths  # noqa: E402 (Tests/integration/paths.py: the repository root, the programs)
+
+ROOT = str(paths.ROOT)
+DCSERVE = paths.DCSERVE_BIN
 
 
 def free_port() -> int:

@@ -42,7 +42,7 @@ public enum ProxyResponseHeaders {
             @inline(__always) func value(_ i: Int) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: bytes[ranges[i].value]) }
             // Names `Connection` lists beyond the always-removed ones, lower-case (rare: usually none).
             var listed: [[UInt8]] = []
-            for i in 0..<ranges.count where lowercaseEquals(name(i), connectionBytes) {
+            for i in 0..<ranges.count where asciiCaseInsensitiveEquals(name(i), connectionBytes) {
                 // Comma-separated members, OWS trimmed, empty ones skipped; scanned in place (the usual
                 // `keep-alive` allocates nothing).
                 let v = value(i)
@@ -66,11 +66,11 @@ public enum ProxyResponseHeaders {
             for i in 0..<ranges.count {
                 let nameBytes = name(i)
                 if HopByHopFields.isHopByHop(nameBytes: nameBytes)
-                    || (!listed.isEmpty && listed.contains { lowercaseEquals(nameBytes, $0) }) {
+                    || (!listed.isEmpty && listed.contains { asciiCaseInsensitiveEquals(nameBytes, $0) }) {
                     continue
                 }
                 let valueBytes = value(i)
-                if policy.via && lowercaseEquals(nameBytes, viaBytes) {
+                if policy.via && asciiCaseInsensitiveEquals(nameBytes, viaBytes) {
                     let fieldValue = String(decoding: valueBytes, as: UTF8.self)
                     via += via.isEmpty ? fieldValue : ", " + fieldValue
                     continue
@@ -90,12 +90,6 @@ public enum ProxyResponseHeaders {
     private static let connectionBytes = Array("connection".utf8)
     private static let viaBytes = Array("via".utf8)
 
-    /// Whether `bytes` equals `lowercase` (lower-case ASCII) ignoring ASCII case.
-    @inline(__always)
-    static func lowercaseEquals<C: Collection<UInt8>>(_ bytes: C, _ lowercase: [UInt8]) -> Bool {
-        bytes.count == lowercase.count && zip(bytes, lowercase).allSatisfy { ($0.0 >= 0x41 && $0.0 <= 0x5A ? $0.0 | 0x20 : $0.0) == $0.1 }
-    }
-
     public static func forbidsTransform(_ fields: HTTPFields) -> Bool {
         for field in fields where field.name == .cacheControl {
             if forbidsTransform(cacheControl: field.value) { return true }
@@ -105,10 +99,6 @@ public enum ProxyResponseHeaders {
 
     /// Whether one `Cache-Control` line carries `no-transform`.
     static func forbidsTransform(cacheControl value: String) -> Bool {
-        for member in value.fieldMembers(separatedBy: ",", trimmingOWS: false) {
-            let directive = member.fieldPair(separatedBy: "=").first ?? ""
-            if directive.lowercased() == "no-transform" { return true }
-        }
-        return false
+        value.cacheControlDirectives.contains { $0.isNamed("no-transform") }
     }
 }

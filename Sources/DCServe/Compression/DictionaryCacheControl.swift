@@ -4,7 +4,9 @@ import HTTPCore
 /// The `Cache-Control` directives that decide whether a client may keep a response as a dictionary
 /// (RFC 9842 §2.2, Chromium: the response must be fresh or allowed to be served stale).
 ///
-/// A value type parsed leniently from one field value: unknown directives are ignored.
+/// A value type read from one field value by ``CacheControlDirectives``: unknown directives are
+/// ignored, a repeated one's last occurrence wins, an argument is delta-seconds with any double quotes
+/// around it removed.
 struct DictionaryCacheControl: Equatable {
     var maxAge: Int?
     var staleWhileRevalidate: Int?
@@ -14,10 +16,9 @@ struct DictionaryCacheControl: Equatable {
     var isPrivate = false
 
     init(_ value: String) {
-        for directive in value.fieldMembers(separatedBy: ",") {
-            let pieces = directive.fieldPair(separatedBy: "=", trimmingOWS: false)
-            guard let name = pieces.first?.lowercased() else { continue }
-            let argument = pieces.second.flatMap { Self.deltaSeconds(String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\""))) }
+        for directive in value.cacheControlDirectives {
+            let name = directive.name.lowercased()
+            let argument = directive.argument.flatMap { Self.deltaSeconds(String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\""))) }
             switch name {
             case "max-age": maxAge = argument
             case "stale-while-revalidate": staleWhileRevalidate = argument
