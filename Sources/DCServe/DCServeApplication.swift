@@ -107,6 +107,10 @@ public final class DCServeApplication: @unchecked Sendable {
         let history = HistoryDictionaries(rules: rules, store: store, library: library, partitionSecret: partitionSecret,
                                           logger: logger)
         self.history = history
+        if let history, let tiered = store as? TieredDictionaryStore {
+            // Dictionaries other instances build are offered and accepted here too.
+            tiered.onStored { [history] record in history.learn(record) }
+        }
         let resources = ResourceCache(budget: max(c.compression.variantCacheBytes / 2, 1 << 20))
         let observer = CompressionObservers(observed ? [metrics, activity] : [])
         let compression = DictionaryCompressionMiddleware(
@@ -144,6 +148,7 @@ public final class DCServeApplication: @unchecked Sendable {
         timer.schedule(deadline: .now() + interval, repeating: interval)
         timer.setEventHandler {
             Self.housekeep(store: store, library: library, logger: logger)
+            history?.housekeep()
         }
         timer.resume()
         idleRelease = IdleMemoryRelease(store: store, logger: logger)

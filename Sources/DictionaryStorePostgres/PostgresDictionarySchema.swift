@@ -14,8 +14,14 @@ import PostgresNIO
 /// Version 2 (per-user partitions, #14/#15): `partition` may only hold a partition id — 64 lowercase
 /// hex digits (an HMAC, never a credential) or `anonymous` — and an index on `last_served` serves the
 /// byte budget's least-recently-served order. Rows are looked up by (partition, hash) only.
+///
+/// Version 3 (history windows shared by instances): `dcserve_history_groups`, one row per (rule,
+/// group, partition) — new bytes since the last build, the last build's date, the build lease — and
+/// `dcserve_history_entries`, the window's distinct bodies (by SHA-256) in order of `seq`, removed
+/// with their group. `partition` is '' for a rule without partitions, else a partition id as above.
+/// Tables only added: instances of version 2 keep working on the same rows (with windows of their own).
 enum PostgresDictionarySchema {
-    static let currentVersion = 2
+    static let currentVersion = 3
     /// The LISTEN/NOTIFY channel: payloads `stored <hex>` and `removed <hex>` for shared dictionaries,
     /// `stored <hex> <partition>` and `removed <hex> <partition>` for partitioned ones.
     static let channel = "dcserve_dictionaries"
@@ -53,6 +59,39 @@ enum PostgresDictionarySchema {
                 CHECK (partition IS NULL OR partition ~ '^[0-9a-f]{64}$' OR partition = 'anonymous')
             """,
             "CREATE INDEX dcserve_dictionaries_recency ON dcserve_dictionaries (last_served)",
+        ],
+        [
+            """
+            CREATE TABLE dcserve_history_groups (
+                rule        text        NOT NULL,
+                grp         text        NOT NULL,
+                partition   text        NOT NULL
+                    CHECK (partition = '' OR partition ~ '^[0-9a-f]{64}$' OR partition = 'anonymous'),
+                new_bytes   bigint      NOT NULL DEFAULT 0 CHECK (new_bytes >= 0),
+                total_bytes bigint      NOT NULL DEFAULT 0 CHECK (total_bytes >= 0),
+                last_build  timestamptz,
+                lease_token text,
+                lease_until timestamptz,
+                updated     timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (rule, grp, partition)
+            )
+            """,
+            "CREATE INDEX dcserve_history_groups_recency ON dcserve_history_groups (rule, updated)",
+            "CREATE SEQUENCE dcserve_history_seq",
+            """
+            CREATE TABLE dcserve_history_entries (
+                rule      text   NOT NULL,
+                grp       text   NOT NULL,
+                partition text   NOT NULL,
+                body_hash text   NOT NULL CHECK (body_hash ~ '^[0-9a-f]{64}$'),
+                body      bytea  NOT NULL,
+                byte_size bigint NOT NULL CHECK (byte_size >= 0),
+                seq       bigint NOT NULL,
+                PRIMARY KEY (rule, grp, partition, body_hash),
+                FOREIGN KEY (rule, grp, partition) REFERENCES dcserve_history_groups ON DELETE CASCADE
+            )
+            """,
+            "CREATE INDEX dcserve_history_entries_order ON dcserve_history_entries (rule, grp, partition, seq)",
         ],
     ]
 

@@ -28,7 +28,8 @@ import Synchronization
 ///
 /// Faults: when the listening connection fails, the store is ``Status-swift.struct/connected``
 /// false (degraded), reconnects with exponential back-off (0.2 s … 5 s) and, once reconnected,
-/// reloads every record (catching up with what it missed).
+/// reloads every record (catching up with what it missed: observers hear of the rows removed and
+/// stored meanwhile, as if notified).
 ///
 /// Thread-safety: all state behind one `Mutex`; the synchronous methods block the calling thread
 /// on database work (never longer than the connect timeout) and must not be called from Swift
@@ -484,8 +485,10 @@ public final class PostgresDictionaryStore: DictionaryStore {
 
     private func reload(on connection: PostgresConnection) async throws {
         var records = try await Self.loadRecords(on: connection, logger: logger)
-        let removed: [RowKey] = state.withLock { state in
+        let (removed, added): ([RowKey], [RowKey]) = state.withLock { state in
             let removed = state.index.keys.filter { records[$0] == nil }
+            // Stored while this instance was not listening, oldest first (the order they were made).
+            let added = records.filter { state.index[$0.key] == nil }.sorted { $0.value.firstServed < $1.value.firstServed }.map(\.key)
             for (key, var record) in records {
                 // Keep this instance's newer, not yet flushed, last-served time.
                 if let pending = state.dirty[key], pending > record.lastServed { record.lastServed = pending }
@@ -494,9 +497,10 @@ public final class PostgresDictionaryStore: DictionaryStore {
             state.replaceAll(records)
             state.corrupted.removeAll()
             for key in removed { state.dirty[key] = nil }
-            return removed
+            return (removed, added)
         }
         for key in removed { notify(.removed(key.hash, partition: key.partition)) }
+        for key in added { notify(.stored(key.hash, partition: key.partition)) }
     }
 
     private func handle(_ payload: String, on connection: PostgresConnection) async throws {

@@ -148,6 +148,9 @@ public final class TieredDictionaryStore: DictionaryStore {
 
     public var hashes: [DictionaryHash] { shared.hashes }
 
+    /// The shared tier's: history windows live in PostgreSQL, never in the local cache.
+    public var historyWindows: (any HistoryWindowStore)? { shared }
+
     private func cacheLocally(_ stored: StoredDictionary) {
         let record = stored.metadata
         guard let pattern = record.pattern else { return }

@@ -50,11 +50,16 @@ public protocol DictionaryStore: Sendable {
 
     /// Every record, of every partition (start-up rebuild of indexes; not for request paths).
     var records: [DictionaryMetadata] { get }
+
+    /// The history windows this store shares between the instances using it; nil (the default) when
+    /// it serves one process, whose history builder then keeps its windows in memory.
+    var historyWindows: (any HistoryWindowStore)? { get }
 }
 
 extension DictionaryStore {
     public var dictionaryCount: Int { hashes.count }
     public func releaseMemory() {}
+    public var historyWindows: (any HistoryWindowStore)? { nil }
 
     public func put(batch: [DictionaryStoreWrite]) throws {
         for write in batch { try put(write.bytes, description: write.description, now: write.now) }

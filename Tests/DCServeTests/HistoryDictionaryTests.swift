@@ -71,7 +71,7 @@ import TestSupport
         let key = HistoryDictionaryIndex.GroupKey(rule: "chats", group: "42", partition: "p1")
         let h = (0..<6).map { SHA256.hash([UInt8($0)]) }
         func member(_ i: Int, _ key: HistoryDictionaryIndex.GroupKey = key, lifetime: Double = 3600) -> HistoryDictionaryIndex.Member {
-            .init(key: key, hash: h[i], pattern: pattern, id: "chat:42", expires: now.addingTimeInterval(lifetime))
+            .init(key: key, hash: h[i], pattern: pattern, id: "chat:42", expires: now.addingTimeInterval(lifetime), built: now)
         }
         for i in 0..<5 { index.publish(member(i), keep: 4, now: now) }
         #expect(index.current(key, now: now)?.hash == h[4])
@@ -95,6 +95,38 @@ import TestSupport
         #expect(index.pruneExpired(now: now.addingTimeInterval(4000)) == 1)
         #expect(index.current(key, now: now.addingTimeInterval(4000))?.hash == h[2])
         #expect(index.verdict(h[4], partition: "p2", path: "/api/chats/42/x", now: now.addingTimeInterval(4000)) == .refused)
+    }
+
+    @Test func indexLearnsDictionariesOtherInstancesStoredInBuildOrder() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let history = try Self.history(try Self.historyRule(), store: try DirectoryDictionaryStore(directory: dir, retention: DictionaryRetention()))
+        let now = Date()
+        let h = (0..<4).map { SHA256.hash([UInt8($0)]) }
+        func record(_ i: Int, built: Date, partition: String = "p1", rule: String = "chats") -> DictionaryMetadata {
+            DictionaryMetadata(hash: h[i].hex, match: "/api/chats/42/*", pathPattern: "/api/chats/42/*", matchDestinations: [],
+                               id: "chat:42", rule: rule, sourcePath: "/api/chats/42", firstServed: built, lastServed: built,
+                               maxAge: 3600, expires: built.addingTimeInterval(3600), byteSize: 1, partition: partition)
+        }
+        let key = HistoryDictionaryIndex.GroupKey(rule: "chats", group: "42", partition: "p1")
+        history.learn(record(1, built: now))
+        // An older build whose notification came late does not become the current one.
+        history.learn(record(0, built: now.addingTimeInterval(-10)))
+        #expect(history.index.current(key, now: now)?.hash == h[1])
+        #expect(history.index.verdict(h[0], partition: "p1", path: "/api/chats/42/messages", now: now) != .refused)
+        // A newer one does; learning a held one again changes nothing.
+        history.learn(record(2, built: now.addingTimeInterval(5)))
+        history.learn(record(1, built: now))
+        #expect(history.index.current(key, now: now)?.hash == h[2])
+        // Still by (partition, hash, path) only; records of other rules are not history dictionaries.
+        history.learn(record(3, built: now, partition: "p2"))
+        #expect(history.index.verdict(h[3], partition: "p1", path: "/api/chats/42/messages", now: now) == .refused)
+        #expect(history.index.verdict(h[2], partition: "p1", path: "/api/chats/43/messages", now: now) == .refused)
+        let other = SHA256.hash([9])
+        var foreign = record(0, built: now, rule: "news")
+        foreign.hash = other.hex
+        history.learn(foreign)
+        #expect(history.index.verdict(other, partition: "p1", path: "/api/chats/42/messages", now: now) == .notHistory)
     }
 
     static func historyRule(_ configure: (inout HistoryDictionarySettings) -> Void = { _ in }) throws -> DictionaryRuleSet {

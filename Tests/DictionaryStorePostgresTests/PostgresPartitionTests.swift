@@ -103,7 +103,9 @@ struct PostgresPartitionTests {
         }
         let a = try await open(settings)
         defer { a.shutdown() }
-        #expect(try await TestPostgres.scalar(settings, "SELECT version::text FROM dcserve_schema") == "2")
+        #expect(try await TestPostgres.scalar(settings, "SELECT version::text FROM dcserve_schema")
+            == "\(PostgresDictionarySchema.currentVersion)")
+        #expect(try await TestPostgres.scalar(settings, "SELECT count(*)::text FROM dcserve_history_groups") == "0")
         #expect(try await onThread { a.get(SHA256.hash(bytes)) }?.bytes == bytes)
         #expect(try await TestPostgres.scalar(settings,
             "SELECT conname::text FROM pg_constraint WHERE conname = 'dcserve_dictionaries_partition_id'") == "dcserve_dictionaries_partition_id")

@@ -38,9 +38,23 @@ public final class HistoryDictionaries: Sendable {
             (rule.name, HistoryDictionaryBuilder(rule: rule, store: store, library: library, index: index, metrics: metrics,
                                                  logger: logger, clock: clock))
         }, uniquingKeysWith: { a, _ in a })
-        index.load(from: store, rules: Dictionary(historyRules.map { ($0.name, (keep: $0.history!.keep, group: $0.historyGroup!)) },
-                                                  uniquingKeysWith: { a, _ in a }), now: clock())
+        shapes = Dictionary(historyRules.map { ($0.name, (keep: $0.history!.keep, group: $0.historyGroup!)) },
+                            uniquingKeysWith: { a, _ in a })
+        index.load(from: store, rules: shapes, now: clock())
     }
+
+    /// What the index needs of each history rule to place a store record.
+    private let shapes: HistoryDictionaryIndex.RuleShapes
+
+    /// Adds a dictionary another instance sharing the store built (its record, as the store
+    /// notified it) to the index: offered (`Link`) and accepted here from now on. Records of other
+    /// rules are ignored.
+    public func learn(_ record: DictionaryMetadata) {
+        index.learn(record, rules: shapes, now: clock())
+    }
+
+    /// Applies the shared windows' limits (``HistoryDictionaryBuilder/housekeep()``); returns at once.
+    public func housekeep() { for builder in builders.values { builder.housekeep() } }
 
     /// The partition of `request` under `rule` (`""` = the shared one of a rule without `partition`);
     /// nil when its key is ambiguous (``RequestPartition/ambiguous``): no history dictionary for it.

@@ -36,12 +36,25 @@ import Synchronization
 /// than `maxGroups` can hold — windows are dropped before they build — and that is counted
 /// (`dcserve_history_groups_over_capacity_total`) and logged (a warning per rule at most once a minute).
 ///
+/// **Windows shared through the store** (``DictionaryStore/historyWindows`` non-nil: PostgreSQL, several
+/// instances): `collect` only queues the body (at most ``maxPendingBytes`` waiting) and the rule's
+/// background queue appends the queued bodies to the store's windows, so a conversation's window holds
+/// the bodies every instance served. When a group's shared counters call for a build (the same
+/// thresholds, counted over all instances), the instance whose append saw it takes the group's build
+/// lease, builds from the shared window, stores, publishes — and the other instances learn the
+/// dictionary from the store (``HistoryDictionaries/learn(_:)``). Every build is then a background one
+/// (stored before it is offered: an instance that learns it can always read it), so the `Link` comes
+/// with the group's next response rather than the one that completed the first build. `maxGroups` and
+/// idle windows (no content for `lifetimeSeconds`) are applied in the store by ``housekeep()``.
+///
 /// Thread-safe; `collect` may be called from any loop concurrently.
 public final class HistoryDictionaryBuilder: Sendable {
     let rule: DictionaryRuleSet.Rule
     let settings: HistoryDictionarySettings
     let group: HistoryGroupPattern
     let store: any DictionaryStore
+    /// The store's shared windows; nil: this process keeps its windows (``Slot``) in memory.
+    let sharedWindows: (any HistoryWindowStore)?
     let library: DictionaryLibrary
     let index: HistoryDictionaryIndex
     let metrics: HistoryDictionaryMetrics
@@ -69,6 +82,12 @@ public final class HistoryDictionaryBuilder: Sendable {
         /// Active windows dropped since the last over-capacity log line, and when that line was.
         var droppedActive = 0
         var lastCapacityWarning: Date?
+        /// Shared windows: bodies waiting for the store (oldest first), their bytes, whether an append
+        /// is queued, and when a failed append was last logged.
+        var pending: [HistoryWindowBody] = []
+        var pendingBytes = 0
+        var appendQueued = false
+        var lastAppendWarning: Date?
     }
 
     private let state: Mutex<State>
@@ -78,6 +97,14 @@ public final class HistoryDictionaryBuilder: Sendable {
     /// configured beyond it) is built in the background like a rebuild: stored, then offered.
     static let maxRequestPathBytes = 64 << 10
 
+    /// Most body bytes waiting for the shared windows per rule; beyond it bodies are dropped (counted)
+    /// until the store catches up.
+    public static let maxPendingBytes = 4 << 20
+
+    /// How long a build lease on a shared window lasts: longer than a build and its store write (the
+    /// connect timeout); a lease left by an instance that stopped mid-build lapses after it.
+    static let leaseSeconds: TimeInterval = 30
+
     init(rule: DictionaryRuleSet.Rule, store: any DictionaryStore, library: DictionaryLibrary, index: HistoryDictionaryIndex,
          metrics: HistoryDictionaryMetrics, logger: Logger, clock: @escaping @Sendable () -> Date = Date.init) {
         precondition(rule.history != nil && rule.historyGroup != nil, "not a history rule")
@@ -85,6 +112,7 @@ public final class HistoryDictionaryBuilder: Sendable {
         settings = rule.history!
         group = rule.historyGroup!
         self.store = store
+        sharedWindows = store.historyWindows
         self.library = library
         self.index = index
         self.metrics = metrics
@@ -99,6 +127,10 @@ public final class HistoryDictionaryBuilder: Sendable {
     /// already published (the caller offers it on this very response); nil otherwise.
     @discardableResult
     func collect(_ body: [UInt8], groupValue: Substring, partition: String) -> HistoryDictionaryIndex.Member? {
+        if sharedWindows != nil {
+            share(body, group: HistoryGroupID(rule: rule.name, group: String(groupValue), partition: partition))
+            return nil
+        }
         let key = HistoryDictionaryIndex.GroupKey(rule: rule.name, group: String(groupValue), partition: partition)
         let now = clock()
         var warning: Int?
@@ -126,7 +158,7 @@ public final class HistoryDictionaryBuilder: Sendable {
             slot.lastSeen = now
             slot.window.add(body)
             defer { s.slots[key] = slot }
-            guard !slot.building, needsBuild(slot, now: now) else { return nil }
+            guard !slot.building, needsBuild(newBytes: slot.window.newBytes, lastBuild: slot.lastBuild, now: now) else { return nil }
             guard s.budget.allows(at: now) else {
                 metrics.skipped(rule: rule.name, reason: "budget")
                 return nil
@@ -162,11 +194,13 @@ public final class HistoryDictionaryBuilder: Sendable {
             """, metadata: ["rule": "\(rule.name)", "maxGroups": "\(settings.maxGroups)", "droppedActiveWindows": "\(dropped)"])
     }
 
-    private func needsBuild(_ slot: Slot, now: Date) -> Bool {
-        guard let last = slot.lastBuild else { return slot.window.newBytes >= settings.firstBuildBytes }
-        if slot.window.newBytes >= settings.rebuildBytes { return true }
+    /// Whether a window with `newBytes` of new content, whose last dictionary was built at `lastBuild`,
+    /// builds now.
+    private func needsBuild(newBytes: Int, lastBuild: Date?, now: Date) -> Bool {
+        guard let last = lastBuild else { return newBytes >= settings.firstBuildBytes }
+        if newBytes >= settings.rebuildBytes { return true }
         let age = now.timeIntervalSince(last)
-        if slot.window.newBytes > 0 && age >= Double(settings.rebuildSeconds) { return true }
+        if newBytes > 0 && age >= Double(settings.rebuildSeconds) { return true }
         return age >= Double(settings.lifetimeSeconds) / 2  // refresh: same bytes → same hash, new expiry
     }
 
@@ -182,13 +216,14 @@ public final class HistoryDictionaryBuilder: Sendable {
         var storePartition: String?
     }
 
-    /// Makes the dictionary of `bodies` for `key`; nil when empty. Throws when the group's scoped
+    /// Makes the dictionary of `bodies` for `key`, dated at least a second after `previous` (the
+    /// group's last build; by default this process's); nil when empty. Throws when the group's scoped
     /// `match` does not compile.
-    private func make(_ bodies: [[UInt8]], key: HistoryDictionaryIndex.GroupKey) throws -> Made? {
+    private func make(_ bodies: [[UInt8]], key: HistoryDictionaryIndex.GroupKey, previous: Date?? = nil) throws -> Made? {
         let bytes = HistoryWindow.dictionary(from: bodies, maxBytes: settings.maxDictionaryBytes)
         guard !bytes.isEmpty else { return nil }
         let idText = "\(group.name):\(key.group)"
-        let previous = state.withLock { $0.slots[key]?.lastStored }
+        let previous = previous ?? state.withLock { $0.slots[key]?.lastStored }
         let date = max(clock(), previous.map { $0.addingTimeInterval(1) } ?? .distantPast)
         let pattern = try URLPattern(group.scopedMatch(key.group), base: nil)
         let dictionary = CompressionDictionary(bytes: bytes)
@@ -200,7 +235,7 @@ public final class HistoryDictionaryBuilder: Sendable {
                                                rule: rule.name, sourcePath: group.groupPath(key.group),
                                                maxAge: settings.lifetimeSeconds, partition: storePartition),
             member: HistoryDictionaryIndex.Member(key: key, hash: dictionary.hash, pattern: pattern, id: idText,
-                                                  expires: date.addingTimeInterval(Double(settings.lifetimeSeconds))),
+                                                  expires: date.addingTimeInterval(Double(settings.lifetimeSeconds)), built: date),
             date: date, storePartition: storePartition)
     }
 
@@ -281,7 +316,136 @@ public final class HistoryDictionaryBuilder: Sendable {
         }
     }
 
-    /// Blocks until the builds and store writes queued so far are done (tests, shutdown).
+    // MARK: Shared windows
+
+    /// Queues `body` for `group`'s shared window (its last `windowBytes`, as a local window keeps),
+    /// and an append if none is queued. Never blocks.
+    private func share(_ body: [UInt8], group: HistoryGroupID) {
+        guard !body.isEmpty else { return }
+        let kept = body.count > settings.windowBytes ? Array(body.suffix(settings.windowBytes)) : body
+        let (queued, schedule): (Bool, Bool) = state.withLock { s in
+            guard s.pendingBytes + kept.count <= Self.maxPendingBytes else { return (false, false) }
+            s.pending.append(HistoryWindowBody(group: group, bytes: kept))
+            s.pendingBytes += kept.count
+            defer { s.appendQueued = true }
+            return (true, !s.appendQueued)
+        }
+        if !queued { metrics.windowBodiesDropped(rule: rule.name, reason: "backlog", count: 1) }
+        if schedule { queue.async { self.appendShared() } }
+    }
+
+    /// On `queue`: appends every waiting body to the store's windows in one transaction, then builds
+    /// the groups whose shared counters call for it.
+    private func appendShared() {
+        guard let shared = sharedWindows else { return }
+        let batch: [HistoryWindowBody] = state.withLock { s in
+            defer {
+                s.pending = []
+                s.pendingBytes = 0
+                s.appendQueued = false
+            }
+            return s.pending
+        }
+        guard !batch.isEmpty else { return }
+        let groups: [HistoryGroupID: HistoryGroupState]
+        do {
+            groups = try shared.appendHistory(batch, capacity: settings.windowBytes)
+        } catch {
+            metrics.windowBodiesDropped(rule: rule.name, reason: "failed", count: batch.count)
+            let now = clock()
+            let log: Bool = state.withLock { s in
+                guard s.lastAppendWarning.map({ now.timeIntervalSince($0) >= Self.warningInterval || now < $0 }) ?? true else { return false }
+                s.lastAppendWarning = now
+                return true
+            }
+            if log {
+                logger.error("cannot add response bodies to the shared history windows (dropped; logged at most once a minute)",
+                             metadata: ["rule": "\(rule.name)", "bodies": "\(batch.count)", "error": "\(error)"])
+            }
+            return
+        }
+        var seen = Set<HistoryGroupID>()
+        for body in batch where seen.insert(body.group).inserted {
+            if let group = groups[body.group] { buildShared(body.group, group, in: shared) }
+        }
+    }
+
+    /// On `queue`: builds `id`'s next dictionary from its shared window when its counters call for
+    /// it, the budget allows and this instance gets the group's lease (re-checked under the lease:
+    /// another instance may have just built).
+    private func buildShared(_ id: HistoryGroupID, _ group: HistoryGroupState, in shared: any HistoryWindowStore) {
+        let now = clock()
+        guard !group.building, needsBuild(newBytes: group.newBytes, lastBuild: group.lastBuild, now: now) else { return }
+        guard state.withLock({ $0.budget.allows(at: now) }) else {
+            metrics.skipped(rule: rule.name, reason: "budget")
+            return
+        }
+        let key = HistoryDictionaryIndex.GroupKey(rule: id.rule, group: id.group, partition: id.partition)
+        let claim: HistoryBuildClaim
+        do {
+            guard let got = try shared.claimHistoryBuild(id, lease: Self.leaseSeconds) else { return }
+            claim = got
+        } catch {
+            failed(key, error)
+            return
+        }
+        var builtAt: Date?
+        defer {
+            do { try shared.finishHistoryBuild(claim, builtAt: builtAt) } catch {
+                logger.warning("cannot release a history build lease (it lapses by itself)",
+                               metadata: ["rule": "\(rule.name)", "group": "\(id.group)", "error": "\(error)"])
+            }
+        }
+        guard needsBuild(newBytes: claim.state.newBytes, lastBuild: claim.state.lastBuild, now: now) else { return }
+        let start = ContinuousClock.now
+        do {
+            guard let made = try make(claim.bodies, key: key, previous: .some(claim.state.lastBuild)) else { return }
+            // A first dictionary's store write is not build work (as for a single instance).
+            let making = ContinuousClock.now - start
+            if persist(made) {
+                publish(made)
+                builtAt = made.date
+            }
+            let elapsed = claim.state.lastBuild == nil ? making : ContinuousClock.now - start
+            state.withLock { $0.budget.charge(elapsed, at: clock()) }
+        } catch {
+            failed(key, error)
+        }
+    }
+
+    /// Applies `maxGroups` and the idle limit (no content for `lifetimeSeconds`) to the shared
+    /// windows (on `queue`, after the appends queued so far); windows dropped while active are
+    /// reported as over capacity. Does nothing for windows in memory (``collect`` bounds those).
+    public func housekeep() {
+        guard let shared = sharedWindows else { return }
+        queue.async { [self] in
+            let now = clock(), idleBefore = now.addingTimeInterval(-Double(settings.lifetimeSeconds))
+            let dropped: [Date]
+            do {
+                // Idle windows go without a word; the others were beyond maxGroups.
+                dropped = try shared.pruneHistory(rule: rule.name, maxGroups: settings.maxGroups, idleBefore: idleBefore)
+                    .filter { $0 >= idleBefore }
+            } catch {
+                logger.warning("cannot apply history window limits in the store", metadata: ["rule": "\(rule.name)", "error": "\(error)"])
+                return
+            }
+            for _ in dropped { metrics.evicted(rule: rule.name) }
+            let active = dropped.filter { now.timeIntervalSince($0) < Self.activityPeriod }.count
+            guard active > 0 else { return }
+            for _ in 0..<active { metrics.overCapacity(rule: rule.name) }
+            let warn: Int? = state.withLock { s in
+                s.droppedActive += active
+                guard s.lastCapacityWarning.map({ now.timeIntervalSince($0) >= Self.warningInterval || now < $0 }) ?? true else { return nil }
+                s.lastCapacityWarning = now
+                defer { s.droppedActive = 0 }
+                return s.droppedActive
+            }
+            if let warn { warnOverCapacity(dropped: warn) }
+        }
+    }
+
+    /// Blocks until the builds, store writes and shared-window appends queued so far are done
+    /// (tests, shutdown).
     public func waitForBuilds() { queue.sync {} }
 
     /// Windows tracked now.

@@ -12,7 +12,8 @@ import Synchronization
 /// answers exactly like an unknown hash. The same bytes may serve several (group, partition) pairs
 /// (two participants of one chat see the same messages); each pair is a separate member.
 ///
-/// Thread-safe (one `Mutex`). Rebuilt at start-up from the store's records of history rules.
+/// Thread-safe (one `Mutex`). Rebuilt at start-up from the store's records of history rules, and
+/// told of the records other instances store when the store is shared (``learn(_:rules:now:)``).
 public final class HistoryDictionaryIndex: Sendable {
     /// One conversation of one partition under one rule.
     public struct GroupKey: Hashable, Sendable {
@@ -31,6 +32,8 @@ public final class HistoryDictionaryIndex: Sendable {
         public var id: String
         /// When clients' copies expire, and the server stops accepting it.
         public var expires: Date
+        /// When it was built (its `firstServed` in the store): a group's members are in this order.
+        public var built: Date
     }
 
     /// What a client naming `hash` gets.
@@ -122,23 +125,37 @@ public final class HistoryDictionaryIndex: Sendable {
         }
     }
 
+    /// The history rules' settings the index needs to place a store record: its `keep` and group pattern.
+    typealias RuleShapes = [String: (keep: Int, group: HistoryGroupPattern)]
+
     /// Rebuilds the index from the store's records of `rules` (history rule names): each record is
     /// a member of (rule, group from its `id`, partition) until its `expires`, newest by first served
     /// last. Records that cannot be placed are still `known` (refused, never looked up by hash alone).
-    func load(from store: any DictionaryStore, rules: [String: (keep: Int, group: HistoryGroupPattern)], now: Date) {
-        var records: [(DictionaryHash, DictionaryMetadata)] = []
-        for m in store.records {  // every partition's
-            guard let rule = m.rule, rules[rule] != nil, let hash = DictionaryHash(hex: m.hash) else { continue }
-            records.append((hash, m))
-        }
-        records.sort { $0.1.firstServed < $1.1.firstServed }
-        for (hash, m) in records {
-            state.withLock { _ = $0.known.insert(hash) }
-            guard let rule = m.rule, let settings = rules[rule], let id = m.id, let pattern = m.pattern,
-                  let expires = m.expires, let source = m.sourcePath,
-                  let group = settings.group.value(in: Substring(source + "/")) else { continue }
-            publish(Member(key: GroupKey(rule: rule, group: String(group), partition: m.partition ?? ""), hash: hash,
-                           pattern: pattern, id: id, expires: expires), keep: settings.keep, now: now)
+    func load(from store: any DictionaryStore, rules: RuleShapes, now: Date) {
+        var records: [DictionaryMetadata] = []
+        for m in store.records where m.rule.map({ rules[$0] != nil }) ?? false { records.append(m) }  // every partition's
+        records.sort { $0.firstServed < $1.firstServed }
+        for m in records { learn(m, rules: rules, now: now) }
+    }
+
+    /// Adds the store record `m` of a history rule (built by this or another instance sharing the
+    /// store) as a member of its group, in order of build date: a member the group already holds
+    /// is left as it is, and one older than the group's newest is placed before it. Records of
+    /// other rules are ignored; one that cannot be placed is still `known`.
+    func learn(_ m: DictionaryMetadata, rules: RuleShapes, now: Date) {
+        guard let rule = m.rule, let settings = rules[rule], let hash = DictionaryHash(hex: m.hash) else { return }
+        state.withLock { _ = $0.known.insert(hash) }
+        guard let id = m.id, let pattern = m.pattern, let expires = m.expires, let source = m.sourcePath,
+              let group = settings.group.value(in: Substring(source + "/")) else { return }
+        let member = Member(key: GroupKey(rule: rule, group: String(group), partition: m.partition ?? ""), hash: hash,
+                            pattern: pattern, id: id, expires: expires, built: m.firstServed)
+        state.withLock { s in
+            var list = s.groups[member.key] ?? []
+            guard !list.contains(where: { $0.hash == member.hash }), expires > now else { return }
+            list.removeAll { $0.expires <= now }
+            list.insert(member, at: list.firstIndex { $0.built > member.built } ?? list.endIndex)
+            if list.count > settings.keep { list.removeFirst(list.count - settings.keep) }
+            s.setGroup(member.key, list)
         }
     }
 }

@@ -14,6 +14,7 @@ import CoreMetrics
 /// | `dcserve_history_sent_bytes_total` | rule | bytes sent for them (saved = identity − sent) |
 /// | `dcserve_history_groups_evicted_total` | rule | windows dropped beyond `history.maxGroups` |
 /// | `dcserve_history_groups_over_capacity_total` | rule | of those, windows active within the last minute (more groups active than `maxGroups`) |
+/// | `dcserve_history_window_bodies_dropped_total` | rule, reason | bodies never added to a window shared through the store: `backlog` (more waiting than ``HistoryDictionaryBuilder/maxPendingBytes``), `failed` (store) |
 ///
 /// Thread-safe: handles are created once per label set (swift-metrics hands out shared counters).
 public final class HistoryDictionaryMetrics: Sendable {
@@ -33,6 +34,9 @@ public final class HistoryDictionaryMetrics: Sendable {
     func refused(rule: String) { count("dcserve_history_refused_total", [("rule", rule)]) }
     func evicted(rule: String) { count("dcserve_history_groups_evicted_total", [("rule", rule)]) }
     func overCapacity(rule: String) { count("dcserve_history_groups_over_capacity_total", [("rule", rule)]) }
+    func windowBodiesDropped(rule: String, reason: String, count n: Int) {
+        count("dcserve_history_window_bodies_dropped_total", [("rule", rule), ("reason", reason)], by: n)
+    }
 
     func used(rule: String, coding: String, identity: Int, sent: Int) {
         count("dcserve_history_used_total", [("rule", rule), ("coding", coding)])
