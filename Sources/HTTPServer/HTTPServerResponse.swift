@@ -35,7 +35,8 @@ public struct HTTPServerResponse: Sendable {
     /// connection's socket to this closure as a ``DetachedConnection`` (called on the connection's
     /// event loop queue; it owns the socket from then on) and serves no further request on it.
     /// Only an HTTP/1.1 request whose body is complete can switch; a `101` without this closure, or
-    /// that cannot switch, is answered 502 and the connection closes.
+    /// for a request that cannot switch, is replaced by a 502. Middleware that rebuilds a response
+    /// must carry it over (it is part of the response, like the body).
     public var switchProtocols: (@Sendable (DetachedConnection) -> Void)?
 
     public init(head: HTTPResponse, body: ResponseBody = .empty) {
