@@ -17,7 +17,7 @@ import json
 import pathlib
 import re
 import socket
-import ssl
+import subprocess
 import time
 
 import pytest
@@ -297,6 +297,14 @@ def test_tunnel_idle_timeout(dcserve_bin, api, tmp):
         assert read_to_end(ws.sock) == b""
         ws.shutdown()
         wait_until(lambda: metrics(server).get("dcserve_open_tunnels") == 0, "the tunnel is counted closed")
+
+
+@pytest.mark.parametrize("value", [0, -1, 1e300, "soon"])
+def test_nonsense_tunnel_idle_timeout_is_refused_naming_the_key(dcserve_bin, tmp, value):
+    path = config_file(tmp, "http://127.0.0.1:9", tunnelIdleTimeoutSeconds=value)
+    p = subprocess.run([dcserve_bin, "serve", "--config", path, "--port", "0", "--no-admin"], capture_output=True, timeout=30)
+    assert p.returncode != 0
+    assert "upstreams.api.tunnelIdleTimeoutSeconds" in p.stderr.decode(), p.stderr.decode()
 
 
 def test_metrics_count_open_tunnels_and_bytes_each_way(dcserve_bin, api, tmp):
