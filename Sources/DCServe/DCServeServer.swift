@@ -54,9 +54,11 @@ public final class DCServeServer: Sendable {
             var adminConfiguration = ServerConfiguration()
             adminConfiguration.listenAddresses = [(host: configuration.admin.host, port: UInt16(configuration.admin.port))]
             adminConfiguration.maxConnections = 64
+            let tunnels = TunnelMetrics()
             let handler = AdminHandler(registry: registry, metricsPath: configuration.admin.metricsPath,
                                        liveView: .init(store: app.store, activity: app.activity)) {
                 app.refreshGauges(openConnections: main.connectionCount)
+                tunnels.refresh(from: UpgradeTunnel.counters)
                 if let tls = main.tlsHandshakes {
                     app.metrics.tlsHandshakes(completed: tls.completed, resumed: tls.resumed, failed: tls.failed)
                 }

@@ -63,6 +63,16 @@ final class ExchangeContext: @unchecked Sendable {
         delegate?.didFail(error)
     }
 
+    /// The server switched protocols: the terminal callback of an upgrade (the delegate owns
+    /// `detached`; closed here when nobody takes it).
+    func switched(_ head: ParsedResponseHead, _ detached: DetachedConnection) {
+        guard !isDone, let delegate else { detached.close(); return }
+        isDone = true
+        connection = nil
+        self.delegate = nil
+        delegate.didSwitchProtocols(head, connection: detached)
+    }
+
     func cancel() {
         guard !isDone else { return }
         let connection = connection

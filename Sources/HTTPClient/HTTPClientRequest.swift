@@ -11,6 +11,11 @@ public struct HTTPClientRequest: Sendable {
     /// turned out dead before any response byte (RFC 9110 §9.2.2). Default: from the method (GET,
     /// HEAD, OPTIONS, TRACE, PUT, DELETE). Streamed bodies are never replayed.
     public var isIdempotent: Bool
+    /// Asks the server to switch protocols (RFC 9110 §7.8): the request goes with `Connection: upgrade`
+    /// and the `Upgrade` field of `head` (the caller sets it). A `101` answer ends the exchange with
+    /// ``HTTPClientResponseDelegate/didSwitchProtocols(_:connection:)``: the connection leaves the pool
+    /// and is handed over as a byte stream. Any other answer is an ordinary response. Default false.
+    public var upgrade = false
 
     public init(head: HTTPRequest, body: HTTPClientRequestBody = .none) {
         self.head = head

@@ -4,6 +4,8 @@ import HTTPTypes
 /// Receives one exchange's response. Every method is called on the exchange's event loop queue, in
 /// order: `didReceiveInformational`*, `didReceiveHead`, `didReceiveBodyPart`*, then exactly one of
 /// `didFinish` / `didFail` (`didFail` may also come instead of the head). Nothing is called after it.
+/// A request that asked to switch protocols (`HTTPClientRequest.upgrade`) and got `101` instead
+/// ends with `didSwitchProtocols` alone (after any informational heads).
 public protocol HTTPClientResponseDelegate: AnyObject, Sendable {
     /// An interim response (100 Continue, 103 Early Hints). Default: ignored.
     func didReceiveInformational(_ head: HTTPResponse)
@@ -22,9 +24,19 @@ public protocol HTTPClientResponseDelegate: AnyObject, Sendable {
     func didFinish(trailers: HTTPFields?)
     /// The exchange failed (see `HTTPClientError`).
     func didFail(_ error: HTTPClientError)
+    /// The server switched protocols (`101`): `head` is its answer, `connection` the upstream
+    /// socket (out of the pool, off the loop) with any bytes that followed the head; the delegate
+    /// owns it. Default: closes it, then reports the head as a response without a body
+    /// (`didReceiveHead(parsed:)`, `didFinish`).
+    func didSwitchProtocols(_ head: ParsedResponseHead, connection: DetachedConnection)
 }
 
 extension HTTPClientResponseDelegate {
+    public func didSwitchProtocols(_ head: ParsedResponseHead, connection: DetachedConnection) {
+        connection.close()
+        didReceiveHead(parsed: head)
+        didFinish(trailers: nil)
+    }
     public func didReceiveInformational(_ head: HTTPResponse) {}
     public func didReceiveHead(parsed head: ParsedResponseHead) {
         didReceiveHead(head.makeHTTPResponse(), bodyLength: head.bodyLength)

@@ -3,7 +3,8 @@ import HTTPTypes
 /// Serializes an `HTTPClientRequest`'s head as HTTP/1.1 bytes. Pure function.
 ///
 /// Framing fields are the client's: `Content-Length`/`Transfer-Encoding`/`Connection`/`Keep-Alive`
-/// from the caller are dropped and replaced by what the body needs. Bytes that would break the
+/// from the caller are dropped and replaced by what the body needs (and `Connection: upgrade` for a
+/// request that asks to switch protocols). Bytes that would break the
 /// message (CR, LF, NUL in values; space or controls in the path) are neutralised: values get a space,
 /// the path gets percent-encoding — so no caller input can split the request.
 enum RequestHeadEncoder {
@@ -62,6 +63,7 @@ enum RequestHeadEncoder {
         if !hasHost {
             appendField("Host", request.head.authority ?? server.authority, to: &out)
         }
+        if request.upgrade { appendField("Connection", "upgrade", to: &out) }
         switch framing {
         case .none: break
         case .contentLength(let n): appendField("Content-Length", String(n), to: &out)

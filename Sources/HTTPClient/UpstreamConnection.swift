@@ -252,7 +252,7 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
         context.connection = self
         isReused = completedExchanges > 0
         let request = context.request
-        parser.expectResponse(toHEAD: request.head.method == .head)
+        parser.expectResponse(toHEAD: request.head.method == .head, upgradeRequested: request.upgrade)
         let framing = RequestHeadEncoder.framing(for: request)
         out = RequestHeadEncoder.encode(request, server: server, framing: framing)
         outOffset = 0
@@ -557,6 +557,7 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
                     break
                 }
                 if head.status < 500 { pool.shared.selector.markHealthy(server) }
+                if head.status == 101 { return switchProtocols(head, context) }
                 if phase != .read { enterReadPhase() }
                 context.delegate?.didReceiveHead(parsed: head)
             case .body(let range):
@@ -589,6 +590,22 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
     }
 
     private static let chunked: [UInt8] = Array("chunked".utf8)
+
+    /// `101` to a request that asked for it (the parser yields it as the final head only then): the
+    /// exchange ends and the socket, with the bytes after the head, goes to the delegate. The
+    /// connection leaves its loop and its pool without closing the socket; it is never reused.
+    private func switchProtocols(_ head: ParsedResponseHead, _ context: ExchangeContext) {
+        guard let transport else { return }
+        let rest = Array(input[inputOffset...])
+        let unsent = Array(out[outOffset...])
+        exchange = nil
+        isClosed = true
+        deadline = 0
+        if registered { loop.deregister(self, descriptor: transport.descriptor); registered = false }
+        self.transport = nil
+        pool.remove(self)
+        context.switched(head, DetachedConnection(transport: transport, loop: loop, bufferedInput: rest, pendingOutput: unsent))
+    }
 
     private func resume(generation: UInt64) {
         guard generation == self.generation, paused, !isClosed, exchange != nil else { return }

@@ -13,7 +13,8 @@
 /// `.truncated`.
 ///
 /// Framing (RFC 9112 §6.3), in this order: a response to HEAD, any 1xx, 204 and 304 have no body;
-/// `101 Switching Protocols` is refused (this client never asks for an upgrade); `Transfer-Encoding`
+/// `101 Switching Protocols` is refused unless the request asked for an upgrade (then it is the
+/// final head and parsing stops after it, see `expectResponse`); `Transfer-Encoding`
 /// whose final coding is `chunked` → chunked (extensions ignored, trailers parsed); any other
 /// `Transfer-Encoding` → until close; else `Content-Length` → that many bytes; else until close.
 /// Smuggling-shaped input is an error, never a guess: both `Content-Length` and `Transfer-Encoding`
@@ -55,6 +56,7 @@ public struct ResponseParser {
     public let limits: ResponseParserLimits
     private var state: State = .head
     private var requestWasHEAD = false
+    private var upgradeRequested = false
     private var informationalCount = 0
 
     // Head scanning, offsets relative to the first unconsumed byte (the head's first byte).
@@ -83,10 +85,14 @@ public struct ResponseParser {
 
     /// Prepares for the response to the next request; `toHEAD` when that request's method is HEAD.
     /// Call only when no response is in progress (fresh, or after `.end`).
-    public mutating func expectResponse(toHEAD: Bool) {
+    /// `upgradeRequested`: the request asked to switch protocols, so `101 Switching Protocols` is
+    /// its final head (`.head`, no body) and parsing ends there (`isComplete`): what follows is the
+    /// new protocol's. Otherwise a `101` is an error.
+    public mutating func expectResponse(toHEAD: Bool, upgradeRequested: Bool = false) {
         resetHead()
         state = .head
         requestWasHEAD = toHEAD
+        self.upgradeRequested = upgradeRequested
         informationalCount = 0
     }
 
@@ -104,7 +110,7 @@ public struct ResponseParser {
         case .head:
             guard let headEnd = try scanHead(buffer) else { return (0, .needMoreData) }
             let head = try finishHead(buffer, headEnd: headEnd)
-            return (headEnd, head.isInformational ? .informational(head) : .head(head))
+            return (headEnd, head.isInformational && head.status != 101 ? .informational(head) : .head(head))
         case .noBody:
             return (0, finish())
         case .untilClose:
@@ -381,7 +387,7 @@ public struct ResponseParser {
         }
         let bodyLength: HTTPBodyLength
         if status < 200 {
-            if status == 101 { throw .unsupported("101 Switching Protocols without an upgrade request") }
+            if status == 101 && !upgradeRequested { throw .unsupported("101 Switching Protocols without an upgrade request") }
             informationalCount += 1
             guard informationalCount <= limits.maxInformationalResponses else { throw .tooLarge("too many 1xx responses") }
             bodyLength = .none
@@ -400,10 +406,10 @@ public struct ResponseParser {
             version: version, status: status, reasonRange: reasonRange, fieldRanges: fieldRanges,
             bodyLength: bodyLength, keepAlive: persistent && bodyLength != .untilClose,
             transferCodings: transferCodings)
-        let interim = status < 200
+        let interim = status < 200, switched = status == 101
         resetHead()
         switch bodyLength {
-        case .none: state = interim ? .head : .noBody
+        case .none: state = switched ? .complete : interim ? .head : .noBody
         case .known(0): state = .noBody
         case .known(let n): state = .fixedBody(remaining: n)
         case .chunked: state = .chunkSize

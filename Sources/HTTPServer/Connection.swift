@@ -486,6 +486,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     /// Takes the handler's response (on `queue`) and queues it for writing.
     private func deliver(_ response: HTTPServerResponse) {
         let code = response.head.status.code
+        if code == 101 { return switchProtocols(response) }
         // Nil: closed meanwhile, or `respond` called twice.
         let plan = switch (machine.isHead, response.headLength) {
         case (true, .announced(let length)): machine.responseReady(status: code, knownLength: length)
@@ -533,6 +534,37 @@ final class Connection: EventLoopMember, @unchecked Sendable {
             DispatchQueue.global().async { body.produce(writer) }
         }
         if !inProcessInput { flushSoon() }
+    }
+
+    /// A `101 Switching Protocols` answer (on `queue`): the head is written, then the socket, with
+    /// the input read beyond the request and any output not yet written, goes to the response's
+    /// `switchProtocols` taker, and this connection leaves its loop without closing the socket.
+    /// A switch that cannot happen (no taker, HTTP/1.0, a streamed body) is answered 502 instead.
+    private func switchProtocols(_ response: HTTPServerResponse) {
+        guard machine.phase == .handling else { return }  // closed meanwhile: the taker closes what it holds
+        guard let taker = response.switchProtocols, machine.maySwitchProtocols else {
+            return deliver(.text(.badGateway, "protocol switch not possible here"))
+        }
+        ResponseWriter.appendSwitchingHead(response.head, serverLine: context.serverLine, into: &out)
+        currentStatus = 101
+        context.accessLog.record(method: currentMethod, target: currentTarget, status: 101, bytes: 0,
+                                 startNanos: currentStart, connectionID: id, note: response.accessLogNote)
+        response.onComplete?(0, MonotonicClock.nanoseconds() &- currentStart)
+        flush()
+        guard !isClosed else { return }
+        var unsent: [UInt8] = []
+        for segment in queued { unsent += segment.bytes[segment.sent...] }
+        unsent += out[outSent...]
+        let input = Array(inBuffer[inStart..<inEnd])
+        machine.closed()
+        interimChannel?.connection = nil
+        if registered { loop.deregister(self, descriptor: transport.descriptor); registered = false }
+        out = []
+        queued = []
+        queuedUnsent = 0
+        inBuffer = []
+        context.registry.remove(self)
+        taker(DetachedConnection(transport: transport, loop: loop, bufferedInput: input, pendingOutput: unsent))
     }
 
     /// Queues an in-memory body. Small ones are copied behind the head (one write for both); larger

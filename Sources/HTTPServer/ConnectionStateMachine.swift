@@ -136,6 +136,13 @@ struct ConnectionStateMachine {
         return ResponsePlan(framing: framing, keepAlive: keep, sendsBody: !isHead && !bodyForbidden)
     }
 
+    /// Whether the request being handled may be answered with a protocol switch (`101`): HTTP/1.1,
+    /// its body complete (none streaming). After a switch the connection is ``closed()``: its socket
+    /// belongs to the switch's taker.
+    var maySwitchProtocols: Bool {
+        phase == .handling && version == .http1_1 && !streamingRequestBody
+    }
+
     /// The response's body is sent over time (large file, stream) before it completes.
     mutating func bodyPending() {
         if phase == .handling { phase = .sendingBody }

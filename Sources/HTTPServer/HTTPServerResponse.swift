@@ -30,6 +30,14 @@ public struct HTTPServerResponse: Sendable {
     /// to last byte), on the connection's queue: keep it short. Not called for a response the
     /// connection could not finish. Set by middleware; nil = nothing.
     public var onComplete: (@Sendable (_ bytes: Int64, _ nanoseconds: UInt64) -> Void)?
+    /// For a `101 Switching Protocols` answer: takes the connection over once the head is queued. The
+    /// server writes the head with `Connection: upgrade` (the handler sets `Upgrade`), leaves the
+    /// connection's socket to this closure as a ``DetachedConnection`` (called on the connection's
+    /// event loop queue; it owns the socket from then on) and serves no further request on it.
+    /// Only an HTTP/1.1 request whose body is complete can switch; a `101` without this closure, or
+    /// for a request that cannot switch, is replaced by a 502. Middleware that rebuilds a response
+    /// must carry it over (it is part of the response, like the body).
+    public var switchProtocols: (@Sendable (DetachedConnection) -> Void)?
 
     public init(head: HTTPResponse, body: ResponseBody = .empty) {
         self.head = head

@@ -85,6 +85,17 @@ enum ResponseWriter {
     }
 
     private static let keepAliveName = HTTPField.Name("keep-alive")!
+
+    /// Appends a `101 Switching Protocols` head: the status line and the handler's fields (its
+    /// `Upgrade` among them), `Date`, `Server`, and `Connection: upgrade`.
+    static func appendSwitchingHead(_ response: HTTPResponse, serverLine: [UInt8]?, into buffer: inout [UInt8]) {
+        let (hasDate, hasServer) = appendStatusAndFields(response, into: &buffer)
+        if !hasDate { buffer.append(contentsOf: DateHeaderCache.shared.headerLine()) }
+        if !hasServer, let serverLine { buffer.append(contentsOf: serverLine) }
+        buffer.append(contentsOf: upgradeLine)
+        buffer.append(0x0D); buffer.append(0x0A)
+    }
+    private static let upgradeLine: [UInt8] = Array("Connection: upgrade\r\n".utf8)
     static let continueResponse: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
     /// Appends an interim (1xx) response: its status line and fields, without the fields the

@@ -22,6 +22,18 @@ struct ConnectionStateMachineTests {
         #expect(m.outputWritten(unreadInput: false) == .none)
     }
 
+    @Test func onlyAnHTTP11RequestBeingHandledWithoutAStreamedBodyMaySwitchProtocols() {
+        #expect(handling().maySwitchProtocols)
+        #expect(!handling(version: .http1_0).maySwitchProtocols)
+        var streamed = handling()
+        streamed.requestBodyStreamStarted()
+        #expect(!streamed.maySwitchProtocols)
+        var answered = handling()
+        _ = answered.responseReady(status: 200, knownLength: 0)
+        _ = answered.responseQueued()
+        #expect(!answered.maySwitchProtocols)  // the request was answered: the connection reads again
+    }
+
     @Test func closeRequestedByTheClientEndsAfterTheResponse() {
         var m = handling(keepAlive: false)
         #expect(m.responseReady(status: 200, knownLength: 0)?.keepAlive == false)

@@ -42,6 +42,13 @@ One-on-one chats (issue #16, history dictionaries), per-user bearer tokens `alic
   /api/chats/{chat}/messages?since=N  GET: the chat and its messages with id > N (private, no-cache)
   /api/chats/{chat}/messages        POST {"text": "..."}: adds a message by the caller, answers it (201)
 Seeded chats: 1 alice+bob, 2 alice+carol, 3 bob+carol, each with a few messages.
+
+WebSocket (through dcserve's upgrade tunnel; uvicorn needs the `websockets` package):
+  /api/ws                   echoes every text and binary message; text commands:
+                            `big N` sends one binary message of N bytes; `flood N SIZE` sends N binary
+                            messages of SIZE bytes; `close CODE` closes from the server side with CODE;
+                            `headers` sends the upgrade request's headers as JSON
+  /api/ws?refuse=1          refuses the upgrade (uvicorn answers 403)
 """
 from __future__ import annotations
 
@@ -53,7 +60,8 @@ import json
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
 
 #: Incremented by serve.py's protocol class for every accepted TCP connection.
 CONNECTIONS = {"accepted": 0}
@@ -347,7 +355,43 @@ async def chat_messages(request: Request) -> Response:
                     headers={"Cache-Control": "private, no-cache"})
 
 
+async def websocket_echo(websocket: WebSocket) -> None:
+    """/api/ws: see the module's documentation."""
+    if websocket.query_params.get("refuse"):
+        await websocket.close()  # before accept: the upgrade is refused with 403
+        return
+    await websocket.accept()
+    try:
+        while True:
+            message = await websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            if message.get("bytes") is not None:
+                await websocket.send_bytes(message["bytes"])
+                continue
+            text = message.get("text") or ""
+            words = text.split()
+            if len(words) == 2 and words[0] == "big":
+                n = int(words[1])
+                await websocket.send_bytes((bytes(range(251)) * (n // 251 + 1))[:n])
+            elif len(words) == 3 and words[0] == "flood":
+                payload = b"f" * int(words[2])
+                for _ in range(int(words[1])):
+                    await websocket.send_bytes(payload)
+            elif len(words) == 2 and words[0] == "close":
+                await websocket.close(code=int(words[1]))
+                return
+            elif text == "headers":
+                await websocket.send_text(json.dumps([[k.decode("latin-1"), v.decode("latin-1")]
+                                                      for k, v in websocket.scope["headers"]]))
+            else:
+                await websocket.send_text(text)
+    except WebSocketDisconnect:
+        return
+
+
 app = Starlette(routes=[
+    WebSocketRoute("/api/ws", websocket_echo),
     Route("/api/chats", chats, methods=["GET", "POST"]),
     Route("/api/chats/{chat}/messages", chat_messages, methods=["GET", "POST"]),
     Route("/latest_news", latest_news),

@@ -30,6 +30,7 @@ extension ConfigurationLoader {
         u.readTimeoutSeconds = try r.double("\(k).readTimeoutSeconds") ?? u.readTimeoutSeconds
         u.maxIdleConnections = try r.int("\(k).maxIdleConnections") ?? u.maxIdleConnections
         u.idleTimeoutSeconds = try r.double("\(k).idleTimeoutSeconds") ?? u.idleTimeoutSeconds
+        u.tunnelIdleTimeoutSeconds = try r.double("\(k).tunnelIdleTimeoutSeconds") ?? u.tunnelIdleTimeoutSeconds
         u.maxRequestsPerConnection = try r.int("\(k).maxRequestsPerConnection") ?? u.maxRequestsPerConnection
         u.failureBackoffSeconds = try r.double("\(k).failureBackoffSeconds") ?? u.failureBackoffSeconds
         if let host = try r.string("\(k).host") { u.host = Upstream.HostPolicy(host) }

@@ -24,7 +24,7 @@ enum ConfigurationSchema {
         "servers", "connectTimeoutSeconds", "sendTimeoutSeconds", "readTimeoutSeconds", "maxIdleConnections",
         "idleTimeoutSeconds", "maxRequestsPerConnection", "failureBackoffSeconds", "host", "forwardedFor", "forwardedProto",
         "forwarded", "via", "upstreamHandlesDictionaries", "maxBufferedBodyBytes", "maxDecodedBodyBytes", "tlsCAFile",
-        "forwardTrace",
+        "forwardTrace", "tunnelIdleTimeoutSeconds",
     ]
     static let routeKeys: Set<String> = ["prefix", "upstream"]
     static let levelKeys: Set<String> = ["fast", "best"]

@@ -21,7 +21,8 @@ extension DCServeConfiguration {
                 }
             }
             for (field, seconds) in [("connectTimeoutSeconds", u.connectTimeoutSeconds), ("sendTimeoutSeconds", u.sendTimeoutSeconds),
-                                     ("readTimeoutSeconds", u.readTimeoutSeconds), ("idleTimeoutSeconds", u.idleTimeoutSeconds)] {
+                                     ("readTimeoutSeconds", u.readTimeoutSeconds), ("idleTimeoutSeconds", u.idleTimeoutSeconds),
+                                     ("tunnelIdleTimeoutSeconds", u.tunnelIdleTimeoutSeconds)] {
                 try SettingRange.checkSeconds(seconds, key: "\(k).\(field)")
             }
             try SettingRange.checkSeconds(u.failureBackoffSeconds, key: "\(k).failureBackoffSeconds", zeroAllowed: true)

@@ -13,6 +13,8 @@ public struct Upstream: Sendable, Equatable {
     /// Idle keep-alive connections kept per event loop and server.
     public var maxIdleConnections: Int = 32
     public var idleTimeoutSeconds: Double = 60
+    /// A WebSocket (or other upgraded) tunnel through which no byte moved either way for this long is closed.
+    public var tunnelIdleTimeoutSeconds: Double = 300
     public var maxRequestsPerConnection: Int = 1000
     /// A server that failed is skipped this long.
     public var failureBackoffSeconds: Double = 10

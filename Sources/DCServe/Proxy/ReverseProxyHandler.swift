@@ -19,6 +19,9 @@ import Logging
 ///   by ``UpstreamBodyDecoder`` when they are gzip/br/zstd and may be transformed), so the compression
 ///   middleware can encode them and store dictionaries; larger ones, and streams (SSE), are relayed
 ///   as a `.stream` body with back-pressure: the upstream is read only as fast as the client takes it.
+/// - A WebSocket (or other) upgrade (``UpgradeRequest``) is forwarded with its `Upgrade` field and
+///   `Connection: upgrade`; the upstream's `101` turns both connections into a byte tunnel
+///   (``UpgradeTunnel``), any other answer is relayed as usual.
 /// - Interim responses (1xx other than 100 and 101, e.g. `103 Early Hints`) go on to the client as
 ///   they arrive, ahead of the final response (``ProxyResponseRelay``); HTTP/1.0 clients get none.
 /// - Upstream failures before the head become 502 (refused, reset, invalid) or 504 (timeout) with a
@@ -35,6 +38,8 @@ public final class ReverseProxyHandler: HTTPHandler {
     let maxDecodedBodyBytes: Int
     /// Whether TRACE goes upstream (`upstreams.<name>.forwardTrace`); else dcserve answers 405.
     let forwardTrace: Bool
+    /// How long an upgraded connection (WebSocket) may stay without a byte either way.
+    let tunnelIdleTimeout: Duration
     let logger: Logger
 
     /// Builds the handler and its client for `upstream` (validated configuration). Requests are
@@ -60,6 +65,7 @@ public final class ReverseProxyHandler: HTTPHandler {
         maxBufferedBodyBytes = upstream.maxBufferedBodyBytes
         maxDecodedBodyBytes = upstream.maxDecodedBodyBytes
         forwardTrace = upstream.forwardTrace
+        tunnelIdleTimeout = .configured(seconds: upstream.tunnelIdleTimeoutSeconds)
         self.logger = logger
     }
 
@@ -80,6 +86,8 @@ public final class ReverseProxyHandler: HTTPHandler {
             upstreamAuthority: upstreamAuthority, fromTrustedProxy: request.fromTrustedProxy)
         var head = ProxyRequestHeaders.make(request.head, context: context, policy: policy)
         if let maxForwards { head.headerFields[.maxForwards] = String(maxForwards) }
+        let upgrade = UpgradeRequest.protocols(request)
+        if let upgrade { head.headerFields[.upgrade] = upgrade }
         let fields = request.head.headerFields
         let body: HTTPClientRequestBody
         if let stream = request.bodyStream {
@@ -92,8 +100,15 @@ public final class ReverseProxyHandler: HTTPHandler {
         let relay = ProxyResponseRelay(upstream: name, request: request.head, interim: request.interim, settings: .init(
             maxBufferedBodyBytes: maxBufferedBodyBytes, maxDecodedBodyBytes: maxDecodedBodyBytes, policy: policy),
             logger: logger, respond: respond)
-        let exchange = client.execute(HTTPClientRequest(head: head, body: body),
-                                      on: request.eventLoop, delegate: relay)
+        var forwarded = HTTPClientRequest(head: head, body: body)
+        let delegate: any HTTPClientResponseDelegate
+        if upgrade != nil {
+            forwarded.upgrade = true
+            delegate = UpgradeTunnel(relay: relay, policy: policy, idleTimeout: tunnelIdleTimeout, respond: respond)
+        } else {
+            delegate = relay
+        }
+        let exchange = client.execute(forwarded, on: request.eventLoop, delegate: delegate)
         relay.attach(exchange)
     }
 }
