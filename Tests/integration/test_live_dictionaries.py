@@ -6,12 +6,14 @@ CLI, never with dcserve's own code.
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import http.client
 import json
 import os
 import pathlib
 import stat
+import time
 import urllib.request
 
 import pytest
@@ -125,6 +127,47 @@ def test_latest_news_deltas_against_the_last_versions(live, api, brotli_cli):
     assert decode_plain(body, "gzip", brotli_cli) == today
     unknown = fetch_delta(port, "/latest_news", b"never served", "dcz")
     assert unknown[1]["Content-Encoding"] == "gzip"
+
+
+def rule_bytes(server, rule: str) -> dict[str, float]:
+    """dcserve_rule_bytes_total of `rule`, by kind (identity, best_plain, sent)."""
+    _, _, metrics = server.get("/metrics", admin=True)
+    out = {}
+    for line in metrics.decode().splitlines():
+        if line.startswith("dcserve_rule_bytes_total") and f'rule="{rule}"' in line:
+            out[line.split('kind="')[1].split('"')[0]] = float(line.rsplit(" ", 1)[1])
+    return out
+
+
+def test_live_deltas_report_what_a_plain_coding_would_have_sent(live, api):
+    """Every live delta counts in the "bytes saved" figures: its plain alternative (gzip here, the
+    client's best plain coding, at its cheapest level) is measured for some responses and estimated
+    from their ratio for the others (each live version is new: encoding every one costs more than the
+    delta)."""
+    port = live["server"].port
+    before = rule_bytes(live["server"], "news")
+    _, held = fetch_identity(port, "/latest_news")
+    first = len(held)  # sent as identity: its best plain size is its own
+    identity = sent = first
+    plain = 0
+    for _ in range(6):
+        direct(api, "/latest_news/update", method="POST")
+        status, headers, body = fetch_delta(port, "/latest_news", held, "dcz")
+        assert status == 200 and headers["Content-Encoding"] == "dcz", dict(headers)
+        held = direct(api, "/latest_news")
+        identity, sent, plain = identity + len(held), sent + len(body), plain + len(gzip.compress(held, 1))
+    # A measured response is reported when its encode is done (off the request path).
+    after, deadline = rule_bytes(live["server"], "news"), time.monotonic() + 10
+    while time.monotonic() < deadline:
+        time.sleep(0.3)
+        again = rule_bytes(live["server"], "news")
+        if again == after:
+            break
+        after = again
+    grew = {k: after.get(k, 0) - before.get(k, 0) for k in ("identity", "best_plain", "sent")}
+    assert grew["identity"] == identity and grew["sent"] == sent, (grew, identity, sent)
+    # About what gzip-1 makes of the six versions (each estimate is a ratio measured on a neighbour).
+    assert 0.8 * plain <= grew["best_plain"] - first <= 1.25 * plain, (grew, first, plain)
 
 
 def calendar(port: int, user: str, extra: dict[str, str] | None = None):

@@ -92,6 +92,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     let history: HistoryDictionaries?
     /// Writes live versions to the store off the request path, many per transaction.
     let liveWrites: LiveStoreWriter
+    /// The plain sizes live responses would have had, estimated from a sample.
+    let livePlainSizes = LivePlainSizeEstimate()
     /// Add `DCServe-Decision` to every response (`server.decisionHeader`).
     let decisionHeader: Bool
     /// Whether the caches in front honour `Vary` (`server.sharedCaches`).
@@ -697,7 +699,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                      bytes: resource.count)
         }
         observer.live(rule: rule.name, .response)
-        if advertises && !library.touch(resource.hash, partition: owner) {
+        let loaded = advertises && library.touch(resource.hash, partition: owner)
+        if advertises && !loaded {
             // Hashed already (the identity body's hash); used for a delta once or twice: dcz references
             // it as a prefix rather than building a CDict.
             library.insert(CompressionDictionary(bytes: bytes, knownHash: resource.hash, prefersPrefix: true),
@@ -705,7 +708,11 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                            partition: owner)
         }
         let now = Date()
-        if !store.recordServed(resource.hash, partition: owner, at: now) {
+        // A version the library holds was written (or queued) when it was first seen: only its
+        // last-served time changes, unless the store lost it. A version new to the library (nearly
+        // every live response) is written without asking the store first: the write is an upsert,
+        // so one the store kept from an earlier run only has its record refreshed.
+        if !loaded || !store.recordServed(resource.hash, partition: owner, at: now) {
             let description = DictionaryDescription(
                 pattern: rule.match, matchDestinations: rule.matchDest, id: advertisement.id, rule: rule.name,
                 sourcePath: String(path), maxAge: usable, partition: owner)
@@ -824,9 +831,10 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// When that plain variant is not cached yet it is encoded off the request path (and cached for
     /// later requests) and the sizes are reported when it is done.
     /// Returns the best plain size and coding when known now (nil, nil when reported later).
-    /// `refineLater: false` (live responses) measures the plain alternative at the fast level only: a
-    /// best-level background encode per live version (brotli 11 of ~50 KB) cost more CPU than the
-    /// response itself, for a variant hardly any request uses.
+    /// `refineLater: false` (live responses) does not encode the plain alternative of every response:
+    /// it is estimated from a sample (``LivePlainSizeEstimate``), measured at the coding's cheapest
+    /// level and never kept (each live version is new; a best-level encode of ~50 KB costs more CPU
+    /// than the response itself).
     func reportWithPlainAlternative(_ request: HTTPServerRequest, _ responseFields: HTTPFields,
                                     resource: IdentityBody, path: Substring, sent: Int, rule: String?,
                                     refineLater: Bool = true, effects: inout ResponseEffects) -> (Int?, String?) {
@@ -846,24 +854,37 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         effects.isReplayable = false
         // A live response's baseline at the coding's cheapest level, not kept: nobody else will ask
         // for this body.
-        let measure: @Sendable () -> Int = { [self] in
+        let measure: @Sendable () -> Int? = { [self] in
             var unrecorded = ResponseEffects()  // this response is not memoised: nothing to record
             return variant(of: resource, coding: coding, dictionary: nil, effects: &unrecorded,
                            refineLater: refineLater, cache: refineLater,
-                           level: refineLater ? nil : coding.cheapestLevel)?.0.bytes.count ?? identity
+                           level: refineLater ? nil : coding.cheapestLevel)?.0.bytes.count
         }
-        if decisionHeader {
+        // A live response's baseline is estimated from a sample of the rule's responses (each one is
+        // new: measuring it is a full encode, dearer than the delta sent).
+        let estimateKey = LivePlainSizeEstimate.Key(rule: rule ?? "", coding: coding)
+        let (estimated, due) = refineLater ? (nil, true) : livePlainSizes.estimate(estimateKey, identity: identity)
+        if decisionHeader && estimated == nil {
             // The field states what the delta saved against the best plain coding, so that encode is
             // done now (the same work the background would do, on this response's thread).
-            let size = measure()
+            let measured = measure()
+            if !refineLater { livePlainSizes.record(estimateKey, identity: identity, plain: measured) }
+            let size = measured ?? identity
             effects.sizes = (identity, size, sent)
             observer.sizes(rule: rule, identity: identity, bestPlain: size, sent: sent)
             return (size, coding.rawValue)
         }
-        compressionThreads.async {  // it may wait in SingleFlight: not on Dispatch's pool
-            self.observer.sizes(rule: rule, identity: identity, bestPlain: measure(), sent: sent)
+        if let estimated {
+            effects.sizes = (identity, estimated, sent)
+            observer.sizes(rule: rule, identity: identity, bestPlain: estimated, sent: sent)
         }
-        return (nil, nil)
+        guard due else { return (estimated, estimated.map { _ in coding.rawValue }) }
+        compressionThreads.async {  // it may wait in SingleFlight: not on Dispatch's pool
+            let size = measure()
+            if !refineLater { self.livePlainSizes.record(estimateKey, identity: identity, plain: size) }
+            if estimated == nil { self.observer.sizes(rule: rule, identity: identity, bestPlain: size ?? identity, sent: sent) }
+        }
+        return (estimated, estimated.map { _ in coding.rawValue })
     }
 
     // MARK: - Decision
