@@ -15,15 +15,19 @@ import Synchronization
 /// `<directory>/quarantine/` receives a database file SQLite reports as corrupt at open (a new one is
 /// then created).
 ///
-/// - Durability: WAL with `synchronous=FULL`: a transaction is durable once it commits (one fsync of
-///   the WAL per transaction). ``put(batch:)`` stores many dictionaries in one transaction — callers
-///   batch live versions (see `LiveStoreWriter`); a dictionary counts as stored once its batch
-///   committed, and a kill -9 after that loses nothing.
+/// - Durability: WAL with `synchronous=NORMAL` (as GRDB sets up WAL mode): a committed transaction
+///   survives the process being killed (kill -9): it is in the WAL, in the operating system's hands;
+///   the WAL is synced to disk at each checkpoint, so an operating-system crash or power loss may lose
+///   the transactions since the last one (a lost dictionary only costs a later miss: loads verify the
+///   bytes). ``put(batch:)`` stores many dictionaries in one transaction — callers batch live
+///   versions (see `LiveStoreWriter`); a dictionary counts as stored once its batch committed.
 /// - Reads (`get`, `metadata`, `recordServed`'s first look, `records`) run on the calling thread
 ///   through a pool of reader connections, concurrently with a write (WAL snapshots). Every `get`
 ///   re-verifies SHA-256; on mismatch the row's bytes move to the `quarantine` table, its records are
 ///   removed, an error is logged and nil is returned.
 /// - `recordServed` keeps the new `last_served` in memory; ``flush()`` (and every write) writes them.
+///   Pairs written or updated recently are remembered (a bounded map), so naming a version just
+///   written does not read the database.
 /// - Retention (``DictionaryRetention``) runs in SQL: ``prune(now:)`` applies all of it, and every write
 ///   that takes the store past `maxTotalBytes` evicts at once (expired first, then least recently
 ///   served), so the file stays within its budget between housekeeping runs; those removals are
@@ -38,6 +42,12 @@ import Synchronization
 public final class SQLiteDictionaryStore: DictionaryStore {
     /// The database file's name inside the store directory.
     public static let fileName = "dcserve.sqlite"
+    /// Pairs remembered as held (``recordServed`` answers them from memory).
+    static let recentLimit = 1 << 15
+    /// The page size of a new database: dictionaries are tens of kilobytes, stored as chains of
+    /// overflow pages written to the WAL, then checkpointed page by page; larger pages make fewer
+    /// writes and reads per dictionary, at the price of writing whole index pages per transaction.
+    public static let defaultPageSize = 8192
 
     public let directory: String
     /// The database file.
@@ -57,19 +67,28 @@ public final class SQLiteDictionaryStore: DictionaryStore {
     private struct State {
         /// `last_served` updates not yet written.
         var served: [Key: Date] = [:]
+        /// Pairs the store is known to hold (written or read since), with the `last_served` written:
+        /// `recordServed` answers them without a read. At most ``recentLimit`` (emptied when full).
+        var recent: [Key: Date] = [:]
         /// Sum of the stored blobs' sizes (each hash once).
         var totalBytes = 0
         /// Removals made by writes (the byte budget), reported by the next `prune`.
         var removals: [DictionaryRemoval] = []
+
+        mutating func remember(_ key: Key, servedAt date: Date) {
+            if recent.count >= SQLiteDictionaryStore.recentLimit && recent[key] == nil { recent.removeAll(keepingCapacity: true) }
+            recent[key] = max(date, recent[key] ?? date)
+        }
     }
 
     /// Opens (creating if needed) the store in `directory`, importing a directory store found there.
     /// - Parameters:
     ///   - pageCacheBytes: SQLite's page cache per connection (the writer and each reader).
+    ///   - pageSize: SQLite's page size for a database created now (a power of two, 512...65536).
     ///   - readers: reader connections (concurrent reads at once).
     public init(directory: String, retention: DictionaryRetention = DictionaryRetention(),
                 maxDictionaryBytes: Int = DirectoryDictionaryStore.defaultMaxDictionaryBytes,
-                pageCacheBytes: Int = 2 << 20, readers: Int = 4,
+                pageCacheBytes: Int = 2 << 20, pageSize: Int = defaultPageSize, readers: Int = 4,
                 logger: Logger = Logger(label: "dcserve.dictionary-store")) throws {
         self.directory = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
         self.path = self.directory + "/" + Self.fileName
@@ -78,7 +97,7 @@ public final class SQLiteDictionaryStore: DictionaryStore {
         self.logger = logger
         do {
             try SQLiteStoreFiles.prepare(directory: self.directory, database: path)
-            pool = try Self.open(path: path, pageCacheBytes: pageCacheBytes, readers: readers, logger: logger)
+            pool = try Self.open(path: path, pageCacheBytes: pageCacheBytes, pageSize: pageSize, readers: readers, logger: logger)
         } catch let error as SQLiteStoreOpenError {
             throw DictionaryStoreError("cannot open dictionary store \(path): \(error.message)")
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT || error.resultCode == .SQLITE_NOTADB {
@@ -87,7 +106,7 @@ public final class SQLiteDictionaryStore: DictionaryStore {
                          metadata: ["path": "\(path)", "error": "\(error)", "quarantine": "\(moved ?? "(removed)")"])
             do {
                 try SQLiteStoreFiles.prepare(directory: self.directory, database: path)
-                pool = try Self.open(path: path, pageCacheBytes: pageCacheBytes, readers: readers, logger: logger)
+                pool = try Self.open(path: path, pageCacheBytes: pageCacheBytes, pageSize: pageSize, readers: readers, logger: logger)
             } catch {
                 throw DictionaryStoreError("cannot open dictionary store \(path): \(error)")
             }
@@ -101,14 +120,15 @@ public final class SQLiteDictionaryStore: DictionaryStore {
         logger.info("dictionary store opened", metadata: ["path": "\(path)", "records": "\(count ?? 0)", "bytes": "\(total)"])
     }
 
-    private static func open(path: String, pageCacheBytes: Int, readers: Int, logger: Logger) throws -> DatabasePool {
+    private static func open(path: String, pageCacheBytes: Int, pageSize: Int, readers: Int, logger: Logger) throws -> DatabasePool {
         var config = Configuration()
         config.maximumReaderCount = max(1, readers)
         config.busyMode = .timeout(10)
         config.label = "dcserve.dictionary-store"
         let cacheKiB = max(64, pageCacheBytes >> 10)
         config.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = FULL")
+            // Applies to a database being created only (an existing file keeps its page size).
+            try db.execute(sql: "PRAGMA page_size = \(pageSize)")
             try db.execute(sql: "PRAGMA cache_size = -\(cacheKiB)")
         }
         let pool = try DatabasePool(path: path, configuration: config)
@@ -215,6 +235,9 @@ public final class SQLiteDictionaryStore: DictionaryStore {
             state.withLock { s in
                 s.totalBytes += delta
                 s.removals += removals
+                for (key, date) in served { s.remember(key, servedAt: date) }
+                for write in batch { s.remember(Key(partition: Self.partitionColumn(write.description.partition), hash: write.hash), servedAt: write.now) }
+                for removal in removals { s.recent[Key(partition: Self.partitionColumn(removal.partition), hash: removal.hash)] = nil }
             }
         } catch {
             state.withLock { s in s.served.merge(served) { newer, _ in newer } }
@@ -227,6 +250,7 @@ public final class SQLiteDictionaryStore: DictionaryStore {
         guard !served.isEmpty else { return }
         do {
             try pool.write { db in try Self.writeServed(served, db) }
+            state.withLock { s in for (key, date) in served { s.remember(key, servedAt: date) } }
         } catch {
             state.withLock { s in s.served.merge(served) { newer, _ in newer } }
             throw DictionaryStoreError("cannot write last-served times to \(path): \(error)")
@@ -323,7 +347,10 @@ public final class SQLiteDictionaryStore: DictionaryStore {
         guard let hash = DictionaryHash(bytes: hashData) else { return }
         try db.cachedStatement(sql: "DELETE FROM records WHERE partition = ? AND hash = ?").execute(arguments: [partition, hashData])
         guard db.changesCount > 0 else { return }
-        state.withLock { _ = $0.served.removeValue(forKey: Key(partition: partition, hash: hash)) }
+        state.withLock { s in
+            s.served[Key(partition: partition, hash: hash)] = nil
+            s.recent[Key(partition: partition, hash: hash)] = nil
+        }
         removals.append(DictionaryRemoval(hash: hash, reason: reason, partition: partition.isEmpty ? nil : partition))
         let freed = try Int.fetchOne(db.cachedStatement(sql: """
             DELETE FROM blobs WHERE hash = ?1 AND NOT EXISTS (SELECT 1 FROM records WHERE hash = ?1) RETURNING size
@@ -384,7 +411,7 @@ public final class SQLiteDictionaryStore: DictionaryStore {
     public func recordServed(_ hash: DictionaryHash, partition: String?, at date: Date) -> Bool {
         let key = Key(partition: Self.partitionColumn(partition), hash: hash)
         let pending: Bool = state.withLock { s in
-            guard let last = s.served[key] else { return false }
+            guard let last = s.served[key] ?? s.recent[key] else { return false }
             if date.timeIntervalSince(last) >= 1 { s.served[key] = date }
             return true
         }
@@ -455,6 +482,7 @@ public final class SQLiteDictionaryStore: DictionaryStore {
             state.withLock { s in
                 s.totalBytes -= freed
                 s.served = s.served.filter { $0.key.hash != hash }
+                s.recent = s.recent.filter { $0.key.hash != hash }
             }
         } catch {
             logger.error("cannot quarantine a corrupted dictionary", metadata: ["hash": "\(hash.hex)", "error": "\(error)"])

@@ -163,6 +163,49 @@ import Testing
         #expect(store.metadata(hash)?.expires == t0.addingTimeInterval(12))
     }
 
+    @Test func recordServedForgetsWhatRetentionOrQuarantineRemoved() throws {
+        defer { cleanup() }
+        // Written pairs are remembered (recordServed answers without a read): removals must forget them.
+        let store = try SQLiteDictionaryStore(directory: directory, retention: DictionaryRetention(maxTotalBytes: 150))
+        let first = try store.put([UInt8](repeating: 1, count: 100), description: description(), now: t0)
+        #expect(store.recordServed(first, at: t0))
+        let second = try store.put([UInt8](repeating: 2, count: 100), description: description(), now: t0.addingTimeInterval(1))
+        #expect(store.hashes == [second])
+        #expect(!store.recordServed(first, at: t0.addingTimeInterval(5)))
+        // Bytes that no longer match their hash: quarantined on load, then unknown.
+        try sql("UPDATE blobs SET bytes = zeroblob(100)")
+        #expect(store.get(second) == nil)
+        #expect(!store.recordServed(second, at: t0.addingTimeInterval(5)))
+        // A batch's versions are known at once, each by its own partition.
+        let bytes = [UInt8](repeating: 3, count: 100), hash = SHA256.hash(bytes)
+        try store.put(batch: [DictionaryStoreWrite(bytes: bytes, hash: hash, description: description(partition: "u1"), now: t0)])
+        #expect(store.recordServed(hash, partition: "u1", at: t0.addingTimeInterval(10)))
+        #expect(!store.recordServed(hash, partition: "u2", at: t0.addingTimeInterval(10)))
+        #expect(!store.recordServed(hash, at: t0.addingTimeInterval(10)))
+        try store.flush()
+        #expect(store.metadata(hash, partition: "u1")?.lastServed == t0.addingTimeInterval(10))
+    }
+
+    @Test func aNewDatabaseGetsTheDefaultPageSizeAnExistingOneKeepsItsOwn() throws {
+        defer { cleanup() }
+        func pageSize() throws -> Int? {
+            try DatabaseQueue(path: directory + "/" + SQLiteDictionaryStore.fileName).read { db in try Int.fetchOne(db, sql: "PRAGMA page_size") }
+        }
+        var store: SQLiteDictionaryStore? = try SQLiteDictionaryStore(directory: directory, pageSize: 4096)
+        let hash = try store?.put(dictionary, description: description(), now: t0)
+        try store?.close()
+        store = nil
+        #expect(try pageSize() == 4096)
+        let reopened = try SQLiteDictionaryStore(directory: directory)
+        #expect(reopened.get(try #require(hash))?.bytes == dictionary)
+        #expect(try pageSize() == 4096)
+        try reopened.close()
+        cleanup()
+        let fresh = try SQLiteDictionaryStore(directory: directory)
+        try fresh.close()
+        #expect(try pageSize() == SQLiteDictionaryStore.defaultPageSize)
+    }
+
     @Test func retentionByTotalBytesRemovesTheLeastRecentlyServed() throws {
         defer { cleanup() }
         let store = try SQLiteDictionaryStore(directory: directory, retention: DictionaryRetention(maxTotalBytes: 250))
