@@ -8,11 +8,13 @@ import Synchronization
 /// queue, in batches, so the store's durable write (fsync) never sits on a request's path and many
 /// versions share one transaction (``DictionaryStore/put(batch:)``).
 ///
-/// Group commit: the first version submitted while the queue is idle starts a batch at once; versions
-/// submitted while a batch commits wait for the next one, which takes everything pending (at most
-/// `maxBatchCount` versions). So a version is committed within about two commit times of its submit
-/// (a few milliseconds on a local disk; never more than the time to write `maxPendingBytes`, which
-/// bounds what may wait), and under load one fsync covers many versions.
+/// Group commit with a delay: the first version submitted while the queue is idle starts a batch
+/// `batchDelay` later, which takes everything pending then (at most `maxBatchCount` versions); the
+/// next batch starts `batchDelay` after one commits. So a version is committed within about
+/// `batchDelay` plus two commit times of its submit (never more than the time to write
+/// `maxPendingBytes`, which bounds what may wait), one transaction covers many versions, and a version
+/// replaced within the delay (a client fetching again at once) is never written at all (superseded,
+/// below). ``drain()`` commits at once.
 ///
 /// A version not yet written only costs a later miss (it is usable at once from the library and the
 /// store verifies bytes on load), so the writer may skip work, and it does, in three cases:
@@ -56,6 +58,10 @@ final class LiveStoreWriter: Sendable {
     private let store: any DictionaryStore
     let maxPendingBytes: Int
     let maxBatchCount: Int
+    /// How long a batch waits for more versions (and for versions to be superseded) before committing.
+    let batchDelay: Duration
+    /// The default `batchDelay` (PostgreSQL's `wal_writer_delay` default for asynchronous commits).
+    static let defaultBatchDelay = Duration.milliseconds(200)
     private let onCommitted: @Sendable ([DictionaryStoreWrite]) -> Void
     private let onFailed: @Sendable ([DictionaryStoreWrite], any Error) -> Void
     private let counters: [Outcome: Counter]
@@ -65,11 +71,13 @@ final class LiveStoreWriter: Sendable {
     ///   - onCommitted: called on the writer's queue with the versions of each committed batch.
     ///   - onFailed: called on the writer's queue with the versions of a batch the store refused, and why.
     init(store: any DictionaryStore, maxPendingBytes: Int = 64 << 20, maxBatchCount: Int = 1024,
+         batchDelay: Duration = defaultBatchDelay,
          onCommitted: @escaping @Sendable ([DictionaryStoreWrite]) -> Void = { _ in },
          onFailed: @escaping @Sendable ([DictionaryStoreWrite], any Error) -> Void = { _, _ in }) {
         self.store = store
         self.maxPendingBytes = maxPendingBytes
         self.maxBatchCount = maxBatchCount
+        self.batchDelay = batchDelay
         self.onCommitted = onCommitted
         self.onFailed = onFailed
         var counters: [Outcome: Counter] = [:]
@@ -98,16 +106,28 @@ final class LiveStoreWriter: Sendable {
             counters[refused]?.increment()
             return refused
         }
-        if start { queue.async { [self] in commitPending() } }
+        if start { scheduleCommit() }
         return nil
     }
 
-    /// Commits batches until nothing is queued (runs on `queue`).
-    private func commitPending() {
+    private func scheduleCommit() {
+        let (seconds, attoseconds) = batchDelay.components
+        let nanoseconds = max(0, Int(min(seconds, 3600)) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+        if nanoseconds == 0 {
+            queue.async { [self] in commitPending(waiting: true) }
+        } else {
+            queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in commitPending(waiting: true) }
+        }
+    }
+
+    /// Commits what is queued (runs on `queue`). `waiting`: the scheduled commit, which schedules the
+    /// next one `batchDelay` after its batch while versions are queued (or clears `committing`);
+    /// otherwise (``drain()``) batches follow one another until nothing is queued.
+    private func commitPending(waiting: Bool) {
         while true {
             let items: [Item] = state.withLock { s in
                 let n = min(s.queued.count, maxBatchCount)
-                if n == 0 { s.committing = false }
+                if n == 0 && waiting { s.committing = false }
                 defer { s.queued.removeFirst(n) }
                 return Array(s.queued.prefix(n))
             }
@@ -138,6 +158,14 @@ final class LiveStoreWriter: Sendable {
             }
             if superseded > 0 { counters[.superseded]?.increment(by: superseded) }
             if !retained.isEmpty { counters[outcome]?.increment(by: retained.count) }
+            if waiting && batchDelay > .zero {
+                let more = state.withLock { s in
+                    if s.queued.isEmpty { s.committing = false }
+                    return !s.queued.isEmpty
+                }
+                if more { scheduleCommit() }
+                return
+            }
         }
     }
 
@@ -151,10 +179,11 @@ final class LiveStoreWriter: Sendable {
         }
     }
 
-    /// Blocks until every queued write ran (shutdown).
+    /// Blocks until every version queued so far is written (or skipped), without waiting for the
+    /// batch delay (shutdown).
     func drain() {
-        queue.sync {}
-        // A commit started by a submit racing with the first sync ran on the queue after it.
-        while state.withLock({ $0.committing }) { queue.sync {} }
+        repeat {
+            queue.sync { commitPending(waiting: false) }
+        } while state.withLock({ !$0.queued.isEmpty })
     }
 }
