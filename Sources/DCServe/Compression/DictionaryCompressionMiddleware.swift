@@ -212,10 +212,18 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// would contradict it, is dropped).
     static func privately(_ value: String?) -> String {
         guard let value, !value.isEmpty else { return "private" }
-        if DictionaryCacheControl(value).isPrivate { return value }
-        let members = value.fieldMembers(separatedBy: ",").filter { $0.lowercased() != "public" }
-        return (["private"] + members.map(String.init)).joined(separator: ", ")
+        return privateValues.value(for: value) { value in
+            if DictionaryCacheControl(value).isPrivate { return value }
+            let members = value.fieldMembers(separatedBy: ",").filter { $0.lowercased() != "public" }
+            return (["private"] + members.map(String.init)).joined(separator: ", ")
+        }
     }
+
+    /// ``privately(_:)`` per `Cache-Control` value, and how long a value lets clients use a dictionary
+    /// (``DictionaryCacheControl/usableSeconds``), computed once per value: rules and upstreams repeat
+    /// a few values on every response.
+    static let privateValues = BoundedMemo<String, String>(capacity: 1024)
+    static let usableSeconds = BoundedMemo<String, Int?>(capacity: 1024)
 
     /// Whether a HEAD for `path` is answered from its GET (the inner handler sees a GET; the body is
     /// not sent): when a rule advertises or compresses the path, so the HEAD's head is the GET's. Not on
@@ -414,7 +422,11 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                 }
                 apply(variant, coding: coding, dictionary: hash, to: &out)
                 timing = ServerTiming(coding: coding, level: variant.level, encodeTime: encodeTime)
-                store.recordServed(hash, partition: found.owner, at: Date())
+                // A live version still queued for the store is written with a last-served time of its own
+                // (under a second old: a record moves in whole seconds), and the store does not hold it yet.
+                if !liveWrites.isPending(.init(partition: found.owner, hash: hash)) {
+                    store.recordServed(hash, partition: found.owner, at: Date())
+                }
                 effects.dictionaryUsed = hash
                 if let rule = advertising, rule.isLive { observer.live(rule: rule.name, .dictionaryHit) }
                 outcome = .delta(coding, hash)
@@ -735,9 +747,10 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         case .automatic where contentAddressed, .maxAge:
             return ("max-age=\(rule.maxAgeSeconds)", rule.maxAgeSeconds)
         case .cacheControl(let value):
-            return DictionaryCacheControl(value).usableSeconds.map { (value, $0) }
+            return usableSeconds.value(for: value) { DictionaryCacheControl($0).usableSeconds }.map { (value, $0) }
         case .upstream, .automatic:
-            guard let upstream, let usable = DictionaryCacheControl(upstream).usableSeconds else { return nil }
+            guard let upstream, let usable = usableSeconds.value(for: upstream, compute: { DictionaryCacheControl($0).usableSeconds })
+            else { return nil }
             return (upstream, usable)
         }
     }

@@ -120,6 +120,11 @@ final class LiveStoreWriter: Sendable {
         }
     }
 
+    /// Whether a version of `key` is queued and not yet written (or skipped).
+    func isPending(_ key: Key) -> Bool {
+        state.withLock { $0.pending.contains(key) }
+    }
+
     /// Commits what is queued (runs on `queue`). `waiting`: the scheduled commit, which schedules the
     /// next one `batchDelay` after its batch while versions are queued (or clears `committing`);
     /// otherwise (``drain()``) batches follow one another until nothing is queued.
