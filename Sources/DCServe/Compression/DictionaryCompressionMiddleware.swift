@@ -842,7 +842,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// Reports the sizes of a dictionary-coded response together with what it would have weighed
     /// without dictionaries (the client's best plain coding), for the "saved by dictionaries" metric.
     /// When that plain variant is not cached yet it is encoded off the request path (and cached for
-    /// later requests) and the sizes are reported when it is done.
+    /// later requests) and the sizes are reported when it is done; with the `DCServe-Decision` field
+    /// on, it is encoded now (the field states the saving).
     /// Returns the best plain size and coding when known now (nil, nil when reported later).
     /// `refineLater: false` (live responses) does not encode the plain alternative of every response:
     /// it is estimated from a sample (``LivePlainSizeEstimate``), measured at the coding's cheapest
