@@ -2,6 +2,7 @@ import DictionaryCodec
 import DictionaryTransport
 import Foundation
 import GRDB
+import GRDBSQLite
 import Logging
 import Synchronization
 
@@ -39,6 +40,9 @@ public final class SQLiteDictionaryStore: DictionaryStore {
     /// The database file's name inside the store directory.
     public static let fileName = "dcserve.sqlite"
 
+    /// Reader connections by default.
+    public static let defaultReaders = 4
+
     public let directory: String
     /// The database file.
     public let path: String
@@ -69,7 +73,7 @@ public final class SQLiteDictionaryStore: DictionaryStore {
     ///   - readers: reader connections (concurrent reads at once).
     public init(directory: String, retention: DictionaryRetention = DictionaryRetention(),
                 maxDictionaryBytes: Int = DirectoryDictionaryStore.defaultMaxDictionaryBytes,
-                pageCacheBytes: Int = 2 << 20, readers: Int = 4,
+                pageCacheBytes: Int = 2 << 20, readers: Int = SQLiteDictionaryStore.defaultReaders,
                 logger: Logger = Logger(label: "dcserve.dictionary-store")) throws {
         self.directory = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
         self.path = self.directory + "/" + Self.fileName
@@ -430,6 +434,9 @@ public final class SQLiteDictionaryStore: DictionaryStore {
 
     /// Returns SQLite's caches of every connection to the allocator (after traffic stops).
     public func releaseMemory() { pool.releaseMemory() }
+
+    /// Memory SQLite holds now, all connections of the process (its page caches, statements, schema).
+    public var cacheBytes: Int? { Int(sqlite3_memory_used()) }
 
     /// Closes the database (the store must not be used afterwards). Unwritten `last_served` times are
     /// lost unless ``flush()`` ran first.

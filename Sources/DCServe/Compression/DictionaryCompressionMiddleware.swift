@@ -92,6 +92,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     let history: HistoryDictionaries?
     /// Writes live versions to the store off the request path, many per transaction.
     let liveWrites: LiveStoreWriter
+    /// The log line (at most one a minute) about live versions refused over budget.
+    let overBudget: LiveBudgetWarning
     /// Add `DCServe-Decision` to every response (`server.decisionHeader`).
     let decisionHeader: Bool
     /// Whether the caches in front honour `Vary` (`server.sharedCaches`).
@@ -103,7 +105,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     public init(rules: DictionaryRuleSet, settings: DCServeConfiguration.Compression, store: any DictionaryStore,
                 library: DictionaryLibrary, variants: VariantCache, resources: ResourceCache,
                 background: BackgroundEncoder<VariantKey>, observer: any CompressionObserver = NoCompressionObserver(),
-                logger: Logger, live: LiveVersionIndex? = nil, partitionSecret: [UInt8] = [], decisionHeader: Bool = false,
+                logger: Logger, memoBytes: Int = MemoryBudget()[.responseMemo], live: LiveVersionIndex? = nil, partitionSecret: [UInt8] = [], decisionHeader: Bool = false,
                 history: HistoryDictionaries? = nil, sharedCaches: SharedCaches = .ignoreVary,
                 storeHealth: StoreWriteHealth = StoreWriteHealth()) {
         self.decisionHeader = decisionHeader
@@ -122,7 +124,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         self.background = background
         self.observer = observer
         self.logger = logger
-        memo = ResponseMemo(byteBudget: max(settings.variantCacheBytes / 4, 1 << 20))
+        memo = ResponseMemo(byteBudget: memoBytes)
+        overBudget = LiveBudgetWarning(logger: logger)
         liveWrites = LiveStoreWriter(store: store, onCommitted: { [observer, storeHealth, logger] writes in
             for write in writes { observer.storedDictionary(write.hash, bytes: write.bytes.count) }
             storeHealth.succeeded(logger: logger)
@@ -691,10 +694,14 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         // While store writes fail, a version is written (a probe: the first success resumes advertising)
         // but not advertised: a client could never use a version the store does not hold.
         // Not in the live index either: it would push the client's previous version out of retention.
+        // Nor when the store's budget (or the index's memory) is full of versions clients were promised
+        // (``LiveVersionIndex/offer``): it could not be kept until this client returns.
         let advertises = !storeHealth.isFailing
-        if advertises {
-            live.add(resource.hash, at: LiveVersionIndex.SlotKey(rule: rule.name, partition: partition, path: String(path)),
-                     bytes: resource.count)
+        if advertises && !live.offer(resource.hash, at: LiveVersionIndex.SlotKey(rule: rule.name, partition: partition, path: String(path)),
+                                     bytes: resource.count, keepSeconds: Double(usable)) {
+            observer.live(rule: rule.name, .overBudget)
+            overBudget.refused(rule: rule.name, index: live)
+            return
         }
         observer.live(rule: rule.name, .response)
         if advertises && !library.touch(resource.hash, partition: owner) {

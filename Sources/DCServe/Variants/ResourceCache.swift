@@ -50,6 +50,9 @@ public final class ResourceCache: Sendable {
         self.maxEntries = max(1, maxEntries)
     }
 
+    /// Identity bytes held now (at most `budget`).
+    public var heldBytes: Int { state.withLock { $0.bytes } }
+
     /// Resources larger than this are remembered by digest only.
     public var largestHeldBytes: Int { budget / 4 }
 
