@@ -7,12 +7,12 @@
 ///
 /// | consumer | share | enforced by |
 /// |---|---|---|
-/// | `dictionaries` | 30% | `DictionaryLibrary` (dictionaries with their prepared encoder forms) |
-/// | `variants` | 20% | `VariantCache` (encoded bodies) |
+/// | `dictionaries` | 25% | `DictionaryLibrary` (dictionaries with their prepared encoder forms) |
+/// | `variants` | 15% | `VariantCache` (encoded bodies) |
 /// | `responseMemo` | 5% | `ResponseMemo` (finished content-addressed responses) |
 /// | `staticBodies` | 10% | `ResourceCache` (static bodies read for encoding) |
 /// | `storeCache` | 5% | the store's page caches (SQLite: split over its connections) |
-/// | `liveIndex` | 5% | `LiveVersionIndex` (an entry cap: ``liveIndexEntryBytes`` per version) |
+/// | `liveIndex` | 15% | `LiveVersionIndex` (an entry cap: ``liveIndexEntryBytes`` per version) |
 /// | `unmanaged` | 25% | nothing: headroom |
 ///
 /// `compression.dictionaryMemoryBytes` and `compression.variantCacheBytes`, when set, override their
@@ -31,7 +31,7 @@ public struct MemoryBudget: Sendable, Equatable {
 
     /// Each consumer's share of the total, in percent.
     static let percent: [Consumer: Int] = [
-        .dictionaries: 30, .variants: 20, .responseMemo: 5, .staticBodies: 10, .storeCache: 5, .liveIndex: 5, .unmanaged: 25,
+        .dictionaries: 25, .variants: 15, .responseMemo: 5, .staticBodies: 10, .storeCache: 5, .liveIndex: 15, .unmanaged: 25,
     ]
 
     /// Memory one retained live version costs the live index (its keys, slot and list links; measured

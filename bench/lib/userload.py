@@ -36,6 +36,8 @@ class Tally:
     verified: int = 0
     errors: list[str] = field(default_factory=list)
     verified_bytes: int = 0  # identity bytes of the verified bodies (their mean sizes the new versions)
+    held_hash: dict[int, str] = field(default_factory=dict)  # user -> Available-Dictionary of the version it holds
+    held_body: dict[int, bytes] = field(default_factory=dict)  # verified users -> that version's bytes
 
     @property
     def new_version_bytes(self) -> float:
@@ -87,12 +89,14 @@ async def _read_response(reader: asyncio.StreamReader) -> tuple[int, dict[str, s
     return status, headers, body
 
 
-async def run(port: int, users: int, versions: int, articles: int, connections: int,
-              verify=lambda i: True, on_round=None, user_offset: int = 0) -> Tally:
-    """Runs the rounds; returns the tally. `on_round(v, seconds)` is called after each round."""
-    tally = Tally()
-    held_hash: dict[int, str] = {}
-    held_body: dict[int, bytes] = {}
+async def run(port: int, users: int | list[int], versions: int, articles: int, connections: int,
+              verify=lambda i: True, on_round=None, first_version: int = 1, tally: Tally | None = None) -> Tally:
+    """Runs rounds `first_version`..`versions` for `users` (a count, or the user numbers); returns the
+    tally (pass it back to continue with the versions its users hold). `on_round(v, seconds)` is called
+    after each round."""
+    tally = tally or Tally()
+    held_hash, held_body = tally.held_hash, tally.held_body
+    who = list(range(users)) if isinstance(users, int) else users
 
     async def worker(queue: asyncio.Queue, v: int) -> None:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
@@ -102,7 +106,7 @@ async def run(port: int, users: int, versions: int, articles: int, connections: 
                     i = queue.get_nowait()
                 except asyncio.QueueEmpty:
                     return
-                u = i + user_offset
+                u = i
                 lines = [f"GET /latest_news/u{u}?v={v}&n={articles} HTTP/1.1", "Host: 127.0.0.1",
                          f"Authorization: Bearer u{u}", f"Accept-Encoding: {ACCEPT}"]
                 named = held_hash.get(i)
@@ -140,12 +144,12 @@ async def run(port: int, users: int, versions: int, articles: int, connections: 
         finally:
             writer.close()
 
-    for v in range(1, versions + 1):
+    for v in range(first_version, versions + 1):
         start = time.monotonic()
         queue: asyncio.Queue = asyncio.Queue()
-        for i in range(users):
+        for i in who:
             queue.put_nowait(i)
-        await asyncio.gather(*(worker(queue, v) for _ in range(min(connections, users))))
+        await asyncio.gather(*(worker(queue, v) for _ in range(min(connections, len(who)))))
         if on_round:
             on_round(v, time.monotonic() - start)
     return tally

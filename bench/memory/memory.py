@@ -72,7 +72,7 @@ def metrics(admin_port: int) -> dict[str, float]:
     text = urllib.request.urlopen(f"http://127.0.0.1:{admin_port}/metrics", timeout=10).read().decode()
     out = {}
     for line in text.splitlines():
-        m = re.match(r"^(dcserve_memory_\w+|dcserve_live_events_total)\{([^}]*)\} ([\d.e+]+)$", line)
+        m = re.match(r"^(dcserve_memory_\w+|dcserve_live_events_total|dcserve_live_store_\w+)\{?([^}]*)\}? ([\d.e+]+)$", line)
         if m:
             out[f"{m.group(1)}{{{m.group(2)}}}"] = float(m.group(3))
     return out

@@ -114,9 +114,11 @@ public final class LiveVersionIndex: Sendable {
             return e.lastUsed + e.keep > now && isCurrent(m, e)
         }
 
-        /// Whether a new version `member` (`bytes`, `fallen` leaving its slot by count) fits, evicting
-        /// unprotected versions from the least recently used end: the walk ``add`` will make.
-        func admits(_ member: Member, bytes: Int, fallen: [Member], maxBytes: Int?, maxEntries: Int?, now: Double) -> Bool {
+        /// Whether a new version `member` (`bytes`; `fallen` leaving its slot by count, `superseded` its
+        /// slot's previous newest) fits, evicting unprotected versions from the least recently used end:
+        /// the walk ``add`` will make.
+        func admits(_ member: Member, bytes: Int, fallen: [Member], superseded: Member?, maxBytes: Int?, maxEntries: Int?,
+                    now: Double) -> Bool {
             var total = totalBytes + (retainedByHash[member.hash] == nil ? bytes : 0)
             var count = entries.count + 1
             var freedHashes: [DictionaryHash: Int] = [:]
@@ -128,10 +130,13 @@ public final class LiveVersionIndex: Sendable {
             }
             for m in fallen where entries[m]?.slots.count == 1 { free(m) }
             func over() -> Bool { (maxBytes.map { total > $0 } ?? false) || (maxEntries.map { count > $0 } ?? false) }
+            // The superseded version is current nowhere else (one slot): it goes to the evicted end first.
+            let demoted = superseded.flatMap { m in entries[m]?.slots.count == 1 && !fallen.contains(m) ? m : nil }
+            if let demoted, over() { free(demoted) }
             var cursor = oldest
             while over(), let victim = cursor {
                 cursor = entries[victim]?.newer
-                if victim == member || fallen.contains(victim) { continue }
+                if victim == member || fallen.contains(victim) || victim == demoted { continue }
                 if isProtected(victim, now: now) { return false }
                 free(victim)
             }
@@ -213,9 +218,11 @@ public final class LiveVersionIndex: Sendable {
             let member = Member(partition: key.partition, hash: hash)
             guard s.entries[member] == nil, maxBytes != nil || maxEntries != nil else { return true }
             var versions = s.slots[key] ?? []
+            let previous = versions.last.map { Member(partition: key.partition, hash: $0) }
+            versions.removeAll { $0 == hash }
             versions.append(hash)
             let fallen = limit.map { Array(versions.prefix(max(0, versions.count - $0))) } ?? []
-            if s.admits(member, bytes: bytes, fallen: fallen.map { Member(partition: key.partition, hash: $0) },
+            if s.admits(member, bytes: bytes, fallen: fallen.map { Member(partition: key.partition, hash: $0) }, superseded: previous,
                         maxBytes: maxBytes, maxEntries: maxEntries, now: now) { return true }
             s.refused += 1
             return false
