@@ -50,6 +50,8 @@ public final class DCServeApplication: @unchecked Sendable {
     public let readiness: Readiness
     let logger: Logger
     private let housekeeping: DispatchSourceTimer
+    /// Removes the live versions the index dropped from the store, every second.
+    private let droppedRemoval: DispatchSourceTimer
     /// Returns memory to the system once the process goes idle.
     private let idleRelease: IdleMemoryRelease
     private let housekeepingQueue = DispatchQueue(label: "dcserve.housekeeping")
@@ -158,6 +160,13 @@ public final class DCServeApplication: @unchecked Sendable {
             history?.housekeep()
         }
         timer.resume()
+        // Live versions the index dropped leave the store within a second, so the store's own byte
+        // budget never has to evict (least recently served first) a version the index still keeps.
+        let removals = DispatchSource.makeTimerSource(queue: housekeepingQueue)
+        droppedRemoval = removals
+        removals.schedule(deadline: .now() + 1, repeating: 1)
+        removals.setEventHandler { [live = liveIndex] in Self.removeDropped(live, store: store, library: library) }
+        removals.resume()
         idleRelease = IdleMemoryRelease(store: store, logger: logger)
         if c.compression.precompress && staticFiles != nil {
             var p = Precompressor(rules: rules, configuration: c, store: store, library: library, variants: variants,
@@ -241,6 +250,15 @@ public final class DCServeApplication: @unchecked Sendable {
         return used
     }
 
+    /// Removes the versions `live` dropped from the store (and the library).
+    static func removeDropped(_ live: LiveVersionIndex, store: any DictionaryStore, library: DictionaryLibrary) {
+        let dropped = live.takeDropped()
+        guard !dropped.isEmpty else { return }
+        let records = dropped.map { (hash: $0.hash, partition: DictionaryCompressionMiddleware.storePartition($0.partition)) }
+        store.remove(records)
+        for record in records { library.forget(record.hash, partition: record.partition) }
+    }
+
     /// Writes pending store updates and applies retention.
     static func housekeep(store: any DictionaryStore, library: DictionaryLibrary, logger: Logger) {
         do { try store.flush() } catch { logger.error("cannot flush dictionary store", metadata: ["error": "\(error)"]) }
@@ -260,6 +278,7 @@ public final class DCServeApplication: @unchecked Sendable {
         compressionMiddleware.drainLiveWrites()
         history?.waitForBuilds()
         housekeeping.cancel()
+        droppedRemoval.cancel()
         idleRelease.cancel()
         let store = self.store, library = self.library, logger = self.logger
         housekeepingQueue.sync { Self.housekeep(store: store, library: library, logger: logger) }

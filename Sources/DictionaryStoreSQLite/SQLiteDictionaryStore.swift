@@ -324,6 +324,12 @@ public final class SQLiteDictionaryStore: DictionaryStore {
     private func remove(_ db: Database, _ row: Row, _ reason: DictionaryRemoval.Reason, total: inout Int,
                         removals: inout [DictionaryRemoval]) throws {
         let partition: String = row[0], hashData: Data = row[1]
+        try remove(db, partition: partition, hashData: hashData, reason, total: &total, removals: &removals)
+    }
+
+    /// Removes the record of (`partition`, `hashData`), and its blob when it was the last record of it.
+    private func remove(_ db: Database, partition: String, hashData: Data, _ reason: DictionaryRemoval.Reason, total: inout Int,
+                        removals: inout [DictionaryRemoval]) throws {
         guard let hash = DictionaryHash(bytes: hashData) else { return }
         try db.cachedStatement(sql: "DELETE FROM records WHERE partition = ? AND hash = ?").execute(arguments: [partition, hashData])
         guard db.changesCount > 0 else { return }
@@ -333,6 +339,28 @@ public final class SQLiteDictionaryStore: DictionaryStore {
             DELETE FROM blobs WHERE hash = ?1 AND NOT EXISTS (SELECT 1 FROM records WHERE hash = ?1) RETURNING size
             """), arguments: [hashData])
         total -= freed ?? 0
+    }
+
+    @discardableResult
+    public func remove(_ records: [(hash: DictionaryHash, partition: String?)]) -> Int {
+        guard !records.isEmpty else { return 0 }
+        do {
+            let (delta, count) = try pool.write { db -> (Int, Int) in
+                var total = state.withLock { $0.totalBytes }
+                let before = total
+                var removals: [DictionaryRemoval] = []
+                for record in records {
+                    try remove(db, partition: Self.partitionColumn(record.partition), hashData: Data(record.hash.bytes), .totalBytes,
+                               total: &total, removals: &removals)
+                }
+                return (total - before, removals.count)
+            }
+            state.withLock { $0.totalBytes += delta }
+            return count
+        } catch {
+            logger.error("cannot remove dictionaries no longer retained", metadata: ["path": "\(path)", "error": "\(error)"])
+            return 0
+        }
     }
 
     /// Every stored hash, once whatever the number of partitions holding it.

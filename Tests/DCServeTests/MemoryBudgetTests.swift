@@ -1,5 +1,6 @@
 @testable import DCServe
 import DictionaryCodec
+import DictionaryStoreSQLite
 import DictionaryTransport
 import Foundation
 import Logging
@@ -85,16 +86,23 @@ import Testing
         #expect(index.refused == 1 && index.count == 3)
         #expect(index.verdict(h("d1"), partition: "d", now: 3) == .notLive)
         for p in ["a", "b", "c"] { #expect(index.verdict(h("\(p)1"), partition: p, now: 4) == .allowed) }
-        // A returning user's new version is admitted: its previous one is superseded and goes first.
+        // A returning user's new version is admitted: its previous one is superseded and goes first —
+        // after the request that brought the new one (which names the previous one for its delta).
         #expect(index.offer(h("a2"), at: key("a"), bytes: 100, keepSeconds: 1000, now: 5))
-        #expect(index.verdict(h("a1"), partition: "a", now: 5) == .pastRetention)
+        #expect(index.verdict(h("a1"), partition: "a", now: 5) == .allowed)
         #expect(index.verdict(h("a2"), partition: "a", now: 5) == .allowed)
-        #expect(index.totalBytes == 300)
-        // Once a version's lifetime is over (its client's copy is stale), it makes room.
+        #expect(index.totalBytes == 400, "one version over until the next add")
+        #expect(index.offer(h("b2"), at: key("b"), bytes: 100, keepSeconds: 1000, now: 6))
+        #expect(index.verdict(h("a1"), partition: "a", now: 6) == .pastRetention)
+        #expect(index.verdict(h("b1"), partition: "b", now: 6) == .allowed)
+        #expect(index.totalBytes == 400)
+        // Once a version's lifetime is over (its client's copy is stale), it makes room: b1 (superseded)
+        // first, then c1 (last used at 4).
         #expect(index.offer(h("d1"), at: key("d"), bytes: 100, keepSeconds: 1000, now: 1005))
         #expect(index.verdict(h("b1"), partition: "b", now: 1005) == .pastRetention)
+        #expect(index.verdict(h("c1"), partition: "c", now: 1005) == .pastRetention)
         #expect(index.verdict(h("d1"), partition: "d", now: 1005) == .allowed)
-        #expect(index.count == 3 && index.refused == 1)
+        #expect(index.count == 3 && index.totalBytes == 300 && index.refused == 1)
     }
 
     @Test func theEntryCapRefusesLikeTheByteBudget() {
@@ -102,9 +110,13 @@ import Testing
         #expect(index.offer(h("a1"), at: key("a"), bytes: 10, keepSeconds: 60, now: 0))
         #expect(index.offer(h("b1"), at: key("b"), bytes: 10, keepSeconds: 60, now: 0))
         #expect(!index.offer(h("c1"), at: key("c"), bytes: 10, keepSeconds: 60, now: 1))
-        // b's second version replaces nothing of a's: b1 is superseded and evicted.
+        // b's second version takes nothing of a's: b1 is superseded (and evicted by the next add).
         #expect(index.offer(h("b2"), at: key("b"), bytes: 10, keepSeconds: 60, now: 2))
-        #expect(index.count == 2 && index.verdict(h("a1"), partition: "a", now: 2) == .allowed)
+        #expect(index.count == 3 && index.verdict(h("a1"), partition: "a", now: 2) == .allowed)
+        #expect(!index.offer(h("c1"), at: key("c"), bytes: 10, keepSeconds: 60, now: 3))
+        #expect(index.count == 3, "a refused offer changes nothing")
+        #expect(index.offer(h("a2"), at: key("a"), bytes: 10, keepSeconds: 60, now: 4))
+        #expect(index.count == 3 && index.verdict(h("b1"), partition: "b", now: 4) == .pastRetention)
     }
 
     @Test func withoutLifetimesTheLeastRecentlyUsedIsEvictedAsBefore() {
@@ -113,6 +125,29 @@ import Testing
         #expect(index.offer(h("b1"), at: key("b"), bytes: 100, keepSeconds: 0, now: 1))
         #expect(index.offer(h("c1"), at: key("c"), bytes: 100, keepSeconds: 0, now: 2))
         #expect(index.verdict(h("a1"), partition: "a", now: 2) == .pastRetention && index.refused == 0)
+    }
+
+    /// Versions the index drops leave the store (and the library) at the next removal pass, so the
+    /// store's own byte budget never evicts a version the index still keeps in their place.
+    @Test func droppedVersionsLeaveTheStore() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("dropped-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try SQLiteDictionaryStore(directory: dir)
+        let library = DictionaryLibrary(store: store)
+        let index = LiveVersionIndex(limits: ["calendar": 2])
+        var hashes: [DictionaryHash] = []
+        for v in 1...3 {
+            let bytes = Array("calendar of u1, version \(v)".utf8) + [UInt8](repeating: UInt8(v), count: 400)
+            let description = DictionaryDescription(pattern: try URLPattern("/api/calendar", base: nil), rule: "calendar",
+                                                    sourcePath: "/api/calendar", maxAge: 600, partition: "u1")
+            hashes.append(try store.put(bytes, description: description, now: Date()))
+            #expect(index.offer(hashes.last!, at: key("u1"), bytes: bytes.count, keepSeconds: 600))
+        }
+        #expect(library.lookup(hashes[0], partition: "u1") != nil)
+        DCServeApplication.removeDropped(index, store: store, library: library)
+        #expect(store.get(hashes[0], partition: "u1") == nil && !library.isLoaded(hashes[0]))
+        #expect(store.get(hashes[1], partition: "u1") != nil && store.get(hashes[2], partition: "u1") != nil)
+        #expect(index.takeDropped().isEmpty, "handed over once")
     }
 
     final class Lines: Sendable {

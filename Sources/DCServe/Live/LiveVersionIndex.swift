@@ -17,6 +17,8 @@ import Synchronization
 /// new version rather than evict a protected one, so nothing is advertised that cannot be kept until
 /// its client returns (when the working set exceeds the budget, evicting the least recently used
 /// would evict every version before its client comes back: no deltas at all). ``refused`` counts them.
+/// A slot's previous version is not evicted by the add that supersedes it (the same request names it):
+/// the budget may be exceeded by that one version until the next add.
 ///
 /// A hash this index has seen for a live rule is answered through it by (partition, hash), never by
 /// hash alone: a client naming a version past the retention or evicted by the budget
@@ -56,6 +58,9 @@ public final class LiveVersionIndex: Sendable {
     }
 
     private struct State {
+        /// Most dropped versions remembered for removal between two ``takeDropped()`` (beyond it, the
+        /// store's own retention removes them).
+        static let maxDropped = 1 << 20
         var slots: [SlotKey: [DictionaryHash]] = [:]
         var entries: [Member: Entry] = [:]
         var oldest: Member?
@@ -71,6 +76,8 @@ public final class LiveVersionIndex: Sendable {
         var examined = 0
         /// New versions refused because only protected versions could have made room.
         var refused = 0
+        /// Versions no longer retained, not yet handed to the store for removal (``takeDropped()``).
+        var dropped: [Member] = []
 
         // MARK: LRU list
 
@@ -160,6 +167,7 @@ public final class LiveVersionIndex: Sendable {
             retainedByHash[m.hash] = left > 0 ? left : nil
             if left <= 0 { totalBytes -= e.bytes }  // the bytes go with the last partition holding them
             bury(m, maxTombstones: maxTombstones)
+            if dropped.count < Self.maxDropped { dropped.append(m) }
         }
 
         mutating func bury(_ m: Member, maxTombstones: Int) {
@@ -301,9 +309,14 @@ public final class LiveVersionIndex: Sendable {
             func over() -> Bool {
                 (maxBytes.map { s.totalBytes > $0 } ?? false) || (maxEntries.map { s.entries.count > $0 } ?? false)
             }
+            // The slot's previous version stays until the next add: the request that brought this version
+            // names it (its delta is negotiated after the new version is recorded). So the budget may be
+            // exceeded by that one version.
+            let kept = previous.map { Member(partition: key.partition, hash: $0) }
             var cursor = s.oldest
             while over(), let victim = cursor, victim != member {
                 cursor = s.entries[victim]?.newer
+                if victim == kept { continue }
                 if s.isProtected(victim, now: now) { break }
                 s.drop(victim, maxTombstones: maxTombstones)
                 removed.append(victim)
@@ -326,13 +339,15 @@ public final class LiveVersionIndex: Sendable {
     }
 
     /// The verdict for `hash` named by a client in `partition`, O(1); an `allowed` version becomes the
-    /// most recently used.
+    /// most recently used, unless a newer version of its URL has replaced it (then it stays first in
+    /// line for eviction).
     func verdict(_ hash: DictionaryHash, partition: String, now: Double = Date().timeIntervalSince1970) -> Verdict {
         state.withLock { s -> Verdict in
             let member = Member(partition: partition, hash: hash)
             s.examined += 1
-            if s.entries[member] != nil {
-                s.touch(member)
+            if let e = s.entries[member] {
+                // A superseded version stays at the evicted end: its client is given the newer one now.
+                if s.isCurrent(member, e) { s.touch(member) }
                 s.entries[member]?.lastUsed = now
                 return .allowed
             }
@@ -353,6 +368,16 @@ public final class LiveVersionIndex: Sendable {
     var totalBytes: Int { state.withLock { $0.totalBytes } }
     /// Number of retained (partition, hash) versions.
     var count: Int { state.withLock { $0.entries.count } }
+    /// The versions dropped (by count or budget) since the last call: for the store to remove them
+    /// (their bytes would otherwise stay until the store's own retention, which could evict a version
+    /// this index still keeps instead).
+    func takeDropped() -> [Member] {
+        state.withLock { s in
+            defer { s.dropped = [] }
+            return s.dropped
+        }
+    }
+
     /// New versions ``offer`` refused so far.
     var refused: Int { state.withLock { $0.refused } }
 
