@@ -70,6 +70,7 @@ public final class DCServeApplication: @unchecked Sendable {
                 logger: Logger = Logger(label: "dcserve"),
                 upstreamHandler: UpstreamHandlerFactory = NoProxyHandler.factory,
                 startBackgroundWorkNow: Bool = true) throws {
+        AllocatorSettings.apply()
         self.configuration = configuration
         self.metrics = metrics
         self.logger = logger
@@ -167,7 +168,15 @@ public final class DCServeApplication: @unchecked Sendable {
         removals.schedule(deadline: .now() + 1, repeating: 1)
         removals.setEventHandler { [live = liveIndex] in Self.removeDropped(live, store: store, library: library) }
         removals.resume()
-        idleRelease = IdleMemoryRelease(store: store, logger: logger)
+        idleRelease = IdleMemoryRelease(store: store, logger: logger) { [library, resources, compression] in
+            // What is cheap to make again: dictionaries are reloaded from the store when named, static
+            // bodies re-read, memoised responses recomputed. Encoded variants stay (a best-level
+            // re-encode costs far more than it frees).
+            library.releaseAll()
+            resources.removeAll()
+            compression.memo.removeAll()
+            releaseIdleZstdContexts()
+        }
         if c.compression.precompress && staticFiles != nil {
             var p = Precompressor(rules: rules, configuration: c, store: store, library: library, variants: variants,
                                   background: background, observer: metrics, logger: logger)

@@ -220,6 +220,14 @@ public final class DictionaryLibrary: Sendable {
         state.withLock { $0.markUsed(Key(hash: hash, partition: partition)) != nil }
     }
 
+    /// Drops every loaded dictionary (when traffic stops): each is reloaded from the store when named.
+    public func releaseAll() {
+        state.withLock { s in
+            guard !s.loaded.isEmpty else { return }
+            s = State(generation: s.generation &+ 1)
+        }
+    }
+
     /// Forgets the dictionary of (`partition`, `hash`) (e.g. after retention removed it from the store).
     public func forget(_ hash: DictionaryHash, partition: String?) {
         state.withLock { s in

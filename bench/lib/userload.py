@@ -35,6 +35,7 @@ class Tally:
     advertised: int = 0  # responses carrying Use-As-Dictionary
     verified: int = 0
     errors: list[str] = field(default_factory=list)
+    misses: dict[str, int] = field(default_factory=dict)  # why returning requests got no delta (DCServe-Decision)
     verified_bytes: int = 0  # identity bytes of the verified bodies (their mean sizes the new versions)
     held_hash: dict[int, str] = field(default_factory=dict)  # user -> Available-Dictionary of the version it holds
     held_body: dict[int, bytes] = field(default_factory=dict)  # verified users -> that version's bytes
@@ -123,6 +124,9 @@ async def run(port: int, users: int | list[int], versions: int, articles: int, c
                     tally.returning += 1
                     if coding in ("dcz", "dcb"):
                         tally.deltas += 1
+                    else:
+                        why = headers.get("dcserve-decision", "?").split(" reason=")[-1].split(" ")[0]
+                        tally.misses[why] = tally.misses.get(why, 0) + 1
                 sha = headers.get("body-sha256")
                 if verify(i):
                     try:

@@ -48,7 +48,7 @@ def build_upstream(work: str) -> str:
 
 
 def dcserve_config(work: str, upstream_port: int, admin_port: int, store_bytes: int, memory_bytes: str | None) -> str:
-    server = {"host": "127.0.0.1", "accessLog": False}
+    server = {"host": "127.0.0.1", "accessLog": False, "decisionHeader": True}
     if memory_bytes:
         server["memoryBytes"] = int(memory_bytes)
     config = {
@@ -76,6 +76,22 @@ def metrics(admin_port: int) -> dict[str, float]:
         if m:
             out[f"{m.group(1)}{{{m.group(2)}}}"] = float(m.group(3))
     return out
+
+
+def smaps(pid: int) -> None:
+    """Prints the process's resident memory by mapping kind (diagnostics: SMAPS=1)."""
+    rss: dict[str, int] = {}
+    name = ""
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            parts = line.split()
+            if re.match(r"^[0-9a-f]+-[0-9a-f]+$", parts[0]):
+                name = parts[5] if len(parts) > 5 else "[anon]"
+            elif parts[0] == "Rss:":
+                rss[name] = rss.get(name, 0) + int(parts[1])
+    for n, kib in sorted(rss.items(), key=lambda x: -x[1])[:8]:
+        print(f"  smaps {kib / 1024:8.1f} MiB {n}")
+    print(f"  threads: {len(os.listdir(f'/proc/{pid}/task'))}")
 
 
 class Sampler:
@@ -176,6 +192,8 @@ def main() -> int:
         stop_at = sampler.now()
         sampler.mark("stop")
         during = metrics(admin_port)
+        if os.environ.get("SMAPS") == "1":
+            smaps(dc.proc.pid)
         deadline = time.monotonic() + IDLE_SECONDS
         back_at = None
         while time.monotonic() < deadline:
@@ -202,7 +220,7 @@ def main() -> int:
     for e in tally.errors[:10]:
         print("  error:", e)
     print(f"returning users given a delta: {tally.deltas}/{tally.returning} = {delta_share * 100:.1f}% (target >= 95%); "
-          f"advertised {tally.advertised}/{requests}")
+          f"advertised {tally.advertised}/{requests}; no delta because: {tally.misses or '-'}")
     over = during.get('dcserve_live_events_total{event="overBudget",rule="calendar"}', 0)
     print(f"live versions refused over budget: {over:.0f}")
     print(f"RSS: start {start_rss:.1f} MiB, peak {peak:.1f} MiB, after warm-up {min(busy, default=0):.1f}..{max(busy, default=0):.1f} MiB; "

@@ -42,7 +42,7 @@ MIB = 1 << 20
 
 def write_config(work: str, upstream_port: int, admin_port: int) -> str:
     config = {
-        "server": {"host": "127.0.0.1", "accessLog": False, "memoryBytes": MEMORY_BYTES},
+        "server": {"host": "127.0.0.1", "accessLog": False, "decisionHeader": True, "memoryBytes": MEMORY_BYTES},
         "store": {"path": os.path.join(work, "store"), "maxBytes": STORE_BYTES},
         "admin": {"enabled": True, "port": admin_port},
         "compression": {"precompress": False},
@@ -195,7 +195,7 @@ def main() -> int:
     for e in tally.errors[:10]:
         print("  error:", e)
     print(f"returning users given a delta: {tally.deltas}/{tally.returning} = {share * 100:.1f}% (target >= 95%); "
-          f"versions advertised {tally.advertised}; refused over budget "
+          f"no delta because: {tally.misses or '-'}; versions advertised {tally.advertised}; refused over budget "
           f"{final.get(next((k for k in final if 'overBudget' in k), ''), 0):.0f}")
     print(f"store writes: {written / MIB:.0f} MiB written to disk (/proc/PID/io write_bytes) for {new_bytes / MIB:.0f} MiB of new "
           f"versions: write amplification {written / max(new_bytes, 1):.2f}x")

@@ -382,11 +382,13 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         case .plain(.identity, let r):
             outcome = .plain("identity", reason(r))
         case .plain(var coding, let r):
+            // One user's body (a partitioned exchange) serves that user: its plain variant is not kept.
             if var (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: nil, effects: &effects,
-                                                   refineLater: advertising?.isLive != true) {
+                                                   refineLater: advertising?.isLive != true, cache: partition.id.isEmpty) {
                 // A small body: the smaller of br and zstd (both end up in the variant cache).
                 if let rival, let (other, otherTime) = self.variant(of: resource, coding: rival, dictionary: nil,
-                                                         effects: &effects, refineLater: advertising?.isLive != true),
+                                                         effects: &effects, refineLater: advertising?.isLive != true,
+                                                         cache: partition.id.isEmpty),
                    other.bytes.count < variant.bytes.count {
                     (coding, variant) = (rival, other)
                     encodeTime = otherTime.map { $0 + (encodeTime ?? .zero) } ?? encodeTime
