@@ -144,6 +144,10 @@ public final class DictionaryLibrary: Sendable {
     /// a thread), so a slow store never holds up Dispatch's shared worker pool.
     let storeReads: BlockingWorkThreads
 
+    /// Default most dictionaries loaded at once: high enough that the byte budget decides (a live version
+    /// waiting for its store commit stays loaded while its user's next request may come).
+    public static let defaultCapacity = 4096
+
     /// Default of `store.readThreads`.
     public static let defaultStoreReadThreads = 8
 
@@ -151,7 +155,7 @@ public final class DictionaryLibrary: Sendable {
     /// (`compression.dictionaryMemoryBytes`).
     public static let defaultMaxBytes = 512 << 20
 
-    public init(store: any DictionaryStore, capacity: Int = 128, maxBytes: Int = DictionaryLibrary.defaultMaxBytes,
+    public init(store: any DictionaryStore, capacity: Int = DictionaryLibrary.defaultCapacity, maxBytes: Int = DictionaryLibrary.defaultMaxBytes,
                 storeReadThreads: Int = DictionaryLibrary.defaultStoreReadThreads) {
         self.store = store
         self.capacity = capacity

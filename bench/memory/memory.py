@@ -222,7 +222,9 @@ def main() -> int:
     print(f"returning users given a delta: {tally.deltas}/{tally.returning} = {delta_share * 100:.1f}% (target >= 95%); "
           f"advertised {tally.advertised}/{requests}; no delta because: {tally.misses or '-'}")
     over = during.get('dcserve_live_events_total{event="overBudget",rule="calendar"}', 0)
-    print(f"live versions refused over budget: {over:.0f}")
+    print(f"live versions refused over budget: {over:.0f}; store writes: "
+          + ", ".join(f"{k.split('outcome=')[-1].strip(chr(34) + '}')} {v:.0f}" for k, v in sorted(during.items())
+                      if k.startswith("dcserve_live_store_writes_total")))
     print(f"RSS: start {start_rss:.1f} MiB, peak {peak:.1f} MiB, after warm-up {min(busy, default=0):.1f}..{max(busy, default=0):.1f} MiB; "
           f"budget {budget_mib:.0f} MiB (+100 = {budget_mib + 100:.0f})")
     if busy:

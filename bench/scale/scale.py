@@ -176,16 +176,6 @@ def main() -> int:
             records = c.execute("SELECT count(*) FROM records WHERE rule = 'calendar'").fetchone()[0]
         on_disk = sum(os.path.getsize(os.path.join(store, f)) for f in os.listdir(store) if f.startswith("dcserve.sqlite"))
 
-        # The same store after kill -9: the sampled users name the version they hold (acknowledged
-        # above) and must get a delta that decodes to the upstream's next version.
-        with benchlib.dcserve(["--config", config]) as again:
-            t1 = time.monotonic()
-            after = asyncio.run(userload.run(again.port, acknowledged, VERSIONS + 1, ARTICLES, CONNECTIONS,
-                                             verify=lambda i: True, first_version=VERSIONS + 1,
-                                             tally=userload.Tally(held_hash=dict(tally.held_hash),
-                                                                  held_body=dict(tally.held_body))))
-            reopen_seconds = time.monotonic() - t1
-
     requests = tally.requests
     share = tally.deltas / max(tally.returning, 1)
     new_bytes = tally.new_version_bytes
@@ -197,6 +187,8 @@ def main() -> int:
     print(f"returning users given a delta: {tally.deltas}/{tally.returning} = {share * 100:.1f}% (target >= 95%); "
           f"no delta because: {tally.misses or '-'}; versions advertised {tally.advertised}; refused over budget "
           f"{final.get(next((k for k in final if 'overBudget' in k), ''), 0):.0f}")
+    print("live store writes: " + ", ".join(f"{k.split('outcome=')[-1].strip(chr(34) + '}')} {v:.0f}" for k, v in sorted(final.items())
+                                            if k.startswith("dcserve_live_store_writes_total")))
     print(f"store writes: {written / MIB:.0f} MiB written to disk (/proc/PID/io write_bytes) for {new_bytes / MIB:.0f} MiB of new "
           f"versions: write amplification {written / max(new_bytes, 1):.2f}x")
     print(f"store: {blob_bytes / MIB:.0f} MiB of dictionaries in {records} records (budget {STORE_BYTES // MIB} MiB), "
@@ -210,7 +202,21 @@ def main() -> int:
     if delays:
         print(f"commit delay (a probe user's new version until its record is in the database, every 2 s under load): "
               f"{len(delays)} probes, median {delays[len(delays) // 2] * 1000:.0f} ms, max {delays[-1] * 1000:.0f} ms")
-    print(f"acknowledged versions of the sampled users in the database before kill -9: {committed}/{len(acknowledged)}")
+    print(f"acknowledged versions of the sampled users in the database before kill -9: {committed}/{len(acknowledged)}",
+          flush=True)
+    with Process([binary, str(up_port)], up_port) as _upstream:
+            # The same store after kill -9: the sampled users name the version they hold (acknowledged
+            # above) and must get a delta that decodes to the upstream's next version.
+            t0 = time.monotonic()
+            with benchlib.dcserve(["--config", config], start_timeout=600) as again:
+                opened = time.monotonic() - t0
+                t1 = time.monotonic()
+                after = asyncio.run(userload.run(again.port, acknowledged, VERSIONS + 1, ARTICLES, CONNECTIONS,
+                                                 verify=lambda i: True, first_version=VERSIONS + 1,
+                                                 tally=userload.Tally(held_hash=dict(tally.held_hash),
+                                                                      held_body=dict(tally.held_body))))
+                reopen_seconds = time.monotonic() - t1
+    print(f"reopening the store after kill -9: listening after {opened:.1f} s")
     print(f"after kill -9 and reopening: {after.deltas}/{after.returning} sampled users got a delta against the version "
           f"they hold, {after.verified} verified, {len(after.errors)} errors, in {reopen_seconds:.1f} s")
     for e in after.errors[:5]:

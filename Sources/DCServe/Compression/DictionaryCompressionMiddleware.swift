@@ -699,6 +699,12 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         // Nor when the store's budget (or the index's memory) is full of versions clients were promised
         // (``LiveVersionIndex/offer``): it could not be kept until this client returns.
         let advertises = !storeHealth.isFailing
+        // Nor when the store's writer is too far behind to queue it (the disk slower than the traffic):
+        // it would be advertised and never stored.
+        if advertises && !liveWrites.hasRoom(for: bytes.count) && store.metadata(resource.hash, partition: owner) == nil {
+            liveWrites.refuseOverloaded()
+            return
+        }
         if advertises && !live.offer(resource.hash, at: LiveVersionIndex.SlotKey(rule: rule.name, partition: partition, path: String(path)),
                                      bytes: resource.count, keepSeconds: Double(usable)) {
             observer.live(rule: rule.name, .overBudget)
