@@ -150,6 +150,32 @@ import Testing
         #expect(index.takeDropped().isEmpty, "handed over once")
     }
 
+    /// Rebuilt from the store after a restart, each URL's newest version is the one stored last, even
+    /// when the previous one was named (its last-served time moved) after the newest was stored: the next
+    /// version then pushes out the oldest, not the one the client holds.
+    @Test func aRebuiltIndexKeepsTheVersionOrderOfEachURL() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rebuild-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try SQLiteDictionaryStore(directory: dir)
+        let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+        var hashes: [DictionaryHash] = []
+        for v in 1...2 {
+            let description = DictionaryDescription(pattern: try URLPattern("/api/calendar", base: nil), rule: "calendar",
+                                                    sourcePath: "/api/calendar", maxAge: 86_400, partition: "u1")
+            hashes.append(try store.put(Array("calendar v\(v)".utf8) + [UInt8](repeating: 7, count: 300), description: description,
+                                        now: t0 + Double(v)))
+        }
+        // v1 named by its client after v2 was stored (the request that brought v2).
+        #expect(store.recordServed(hashes[0], partition: "u1", at: t0 + 3))
+        try store.flush()
+        let index = LiveVersionIndex(limits: ["calendar": 2])
+        index.load(from: store)
+        let v3 = SHA256.hash(Array("calendar v3".utf8))
+        index.add(v3, at: .init(rule: "calendar", partition: "u1", path: "/api/calendar"), bytes: 300, now: 1_800_000_004)
+        #expect(index.verdict(hashes[1], partition: "u1") == .allowed, "the version the client holds")
+        #expect(index.verdict(hashes[0], partition: "u1") == .pastRetention)
+    }
+
     final class Lines: Sendable {
         let lines = Mutex<[String]>([])
     }

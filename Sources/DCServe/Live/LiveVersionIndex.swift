@@ -383,12 +383,23 @@ public final class LiveVersionIndex: Sendable {
 
     /// Rebuilds the index from the store's records of live rules (least recently served first, so
     /// the budget evicts the same ones the store would).
+    /// Each URL's versions are added in the order they were first served (a version's `lastServed`
+    /// moves when a client names it, after its successor was stored: that order would make the older
+    /// version the newest), then their recency is set in `lastServed` order.
     func load(from store: any DictionaryStore) {
         let records = store.records.filter { m in m.rule.map { limits.keys.contains($0) } ?? false }
-            .sorted { ($0.lastServed, $0.firstServed, $0.hash) < ($1.lastServed, $1.firstServed, $1.hash) }
-        for m in records {
+        for m in records.sorted(by: { ($0.firstServed, $0.hash) < ($1.firstServed, $1.hash) }) {
             guard let hash = DictionaryHash(hex: Substring(m.hash)) else { continue }
             learn(m, hash: hash)
+        }
+        state.withLock { s in
+            for m in records.sorted(by: { ($0.lastServed, $0.firstServed, $0.hash) < ($1.lastServed, $1.firstServed, $1.hash) }) {
+                guard let hash = DictionaryHash(hex: Substring(m.hash)) else { continue }
+                let member = Member(partition: m.partition ?? "", hash: hash)
+                guard let e = s.entries[member] else { continue }
+                if s.isCurrent(member, e) { s.touch(member) }
+                s.entries[member]?.lastUsed = m.lastServed.timeIntervalSince1970
+            }
         }
     }
 
