@@ -151,8 +151,8 @@ public final class DictionaryLibrary: Sendable {
     /// Default of `store.readThreads`.
     public static let defaultStoreReadThreads = 8
 
-    /// Default memory budget: 512 MiB of dictionaries and their prepared forms
-    /// (`compression.dictionaryMemoryBytes`).
+    /// Default memory budget of a library built without one (an application passes its share of
+    /// `server.memoryBytes`, ``MemoryBudget``): 512 MiB of dictionaries and their prepared forms.
     public static let defaultMaxBytes = 512 << 20
 
     public init(store: any DictionaryStore, capacity: Int = DictionaryLibrary.defaultCapacity, maxBytes: Int = DictionaryLibrary.defaultMaxBytes,
