@@ -147,6 +147,7 @@ let package = Package(
                 "DictionaryTransport",
                 "DictionaryCodec",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),  // sqlite3_memory_used
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

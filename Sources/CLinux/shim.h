@@ -32,6 +32,19 @@ static inline int dcserve_malloc_trim(void) {
 #endif
 }
 
+/// Allocator settings for a server holding many tens-of-KB bodies briefly: allocations of at least
+/// `mmap_threshold` bytes get their own mapping (returned to the system when freed, instead of
+/// fragmenting the arenas, whose growth glibc never gives back under load), and at most `arenas`
+/// malloc arenas. Returns 1 when both were applied; 0 elsewhere.
+static inline int dcserve_malloc_configure(int mmap_threshold, int arenas) {
+#if defined(__linux__) && defined(__GLIBC__)
+    return mallopt(M_MMAP_THRESHOLD, mmap_threshold) && mallopt(M_ARENA_MAX, arenas);
+#else
+    (void)mmap_threshold; (void)arenas;
+    return 0;
+#endif
+}
+
 /// epoll_wait with a timeout in nanoseconds (epoll_pwait2, Linux >= 5.11). Where the kernel lacks it,
 /// returns 0 at once (no events) instead of waiting, and stops asking the kernel (the flag is written
 /// racily but only ever from 0 to 1).

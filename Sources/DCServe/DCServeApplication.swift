@@ -31,6 +31,10 @@ public final class DCServeApplication: @unchecked Sendable {
     /// The compression step (kept to drain its pending live-version writes on `stop()`).
     let compressionMiddleware: DictionaryCompressionMiddleware
     public let variants: VariantCache
+    /// `server.memoryBytes` divided among the caches.
+    public let budget: MemoryBudget
+    /// Static bodies read for encoding (their bytes count against `budget[.staticBodies]`).
+    let resources: ResourceCache
     public let background: BackgroundEncoder<VariantKey>
     public let handler: any HTTPHandler
     /// The static site; nil when routes send every request to upstreams (then `site.root` is not read).
@@ -46,6 +50,8 @@ public final class DCServeApplication: @unchecked Sendable {
     public let readiness: Readiness
     let logger: Logger
     private let housekeeping: DispatchSourceTimer
+    /// Removes the live versions the index dropped from the store, every second.
+    private let droppedRemoval: DispatchSourceTimer
     /// Returns memory to the system once the process goes idle.
     private let idleRelease: IdleMemoryRelease
     private let housekeepingQueue = DispatchQueue(label: "dcserve.housekeeping")
@@ -64,6 +70,7 @@ public final class DCServeApplication: @unchecked Sendable {
                 logger: Logger = Logger(label: "dcserve"),
                 upstreamHandler: UpstreamHandlerFactory = NoProxyHandler.factory,
                 startBackgroundWorkNow: Bool = true) throws {
+        AllocatorSettings.apply()
         self.configuration = configuration
         self.metrics = metrics
         self.logger = logger
@@ -76,8 +83,10 @@ public final class DCServeApplication: @unchecked Sendable {
         }
         if servesSite { try StoreLocation.check(store: c.store.path, documentRoot: c.site.root) }
         router = c.routes.isEmpty ? nil : try Self.makeRouter(c, site: staticFiles, upstreamHandler: upstreamHandler)
-        (store, sharedStore) = try DictionaryStoreAssembly.make(c.store)
-        library = DictionaryLibrary(store: store, maxBytes: c.compression.dictionaryMemoryBytes, storeReadThreads: c.store.readThreads)
+        let budget = c.memoryBudget
+        self.budget = budget
+        (store, sharedStore) = try DictionaryStoreAssembly.make(c.store, budget: budget)
+        library = DictionaryLibrary(store: store, maxBytes: budget[.dictionaries], storeReadThreads: c.store.readThreads)
         if let tiered = store as? TieredDictionaryStore {
             tiered.onRemoval { [library] hash, partition in library.forget(hash, partition: partition) }
         }
@@ -85,14 +94,14 @@ public final class DCServeApplication: @unchecked Sendable {
         readiness = Readiness(storePath: c.store.path, degradation: { storeHealth.degradation() })
         let health = HealthMiddleware(livenessPath: c.health.livenessPath, readinessPath: c.health.readinessPath,
                                       readiness: readiness)
-        variants = VariantCache(budget: c.compression.variantCacheBytes)
+        variants = VariantCache(budget: budget[.variants])
         background = BackgroundEncoder(maxConcurrent: 1)
         // Metrics and the live view are read only through the admin listener: without it, responses
         // are not counted at all (a counter update per response is a lock and hashed labels).
         let observed = c.admin.enabled
         let rules = try DictionaryRuleSet(rules: c.rules, outOfBand: c.outOfBand)
         let outOfBand = try OutOfBandDictionaryMiddleware(c.outOfBand, store: store)
-        let liveIndex = try Self.liveIndex(rules: rules, store: store, maxBytes: c.store.maxBytes)
+        let liveIndex = try Self.liveIndex(rules: rules, store: store, maxBytes: c.store.maxBytes, maxEntries: budget.liveIndexEntries)
         if let tiered = store as? TieredDictionaryStore, !liveIndex.limits.isEmpty {
             // Versions other instances store become this one's too (same retention, same budget).
             tiered.onStored { [liveIndex] record in liveIndex.learn(record) }
@@ -111,11 +120,12 @@ public final class DCServeApplication: @unchecked Sendable {
             // Dictionaries other instances build are offered and accepted here too.
             tiered.onStored { [history] record in history.learn(record) }
         }
-        let resources = ResourceCache(budget: max(c.compression.variantCacheBytes / 2, 1 << 20))
+        let resources = ResourceCache(budget: budget[.staticBodies])
+        self.resources = resources
         let observer = CompressionObservers(observed ? [metrics, activity] : [])
         let compression = DictionaryCompressionMiddleware(
             rules: rules, settings: c.compression, store: store, library: library, variants: variants,
-            resources: resources, background: background, observer: observer, logger: logger,
+            resources: resources, background: background, observer: observer, logger: logger, memoBytes: budget[.responseMemo],
             live: liveIndex, partitionSecret: partitionSecret, decisionHeader: c.server.decisionHeader, history: history,
             sharedCaches: c.server.sharedCaches, storeHealth: storeHealth)
         let inner: any HTTPHandler = router ?? staticFiles!  // no routes → servesSite
@@ -127,7 +137,7 @@ public final class DCServeApplication: @unchecked Sendable {
             let plain = DictionaryCompressionMiddleware(
                 rules: try DictionaryRuleSet(rules: [], outOfBand: []), settings: c.compression, store: store, library: library,
                 variants: variants, resources: resources, background: background, observer: observer, logger: logger,
-                decisionHeader: c.server.decisionHeader, sharedCaches: c.server.sharedCaches)
+                memoBytes: budget[.responseMemo], decisionHeader: c.server.decisionHeader, sharedCaches: c.server.sharedCaches)
             served = ExperimentRouter(
                 assignment: ExperimentAssignment(source: source, controlShare: c.experiment.controlShare), groupField: groupField,
                 control: inner.wrapped(in: [health, plain]), dictionary: served, metrics: observed ? ExperimentMetrics() : nil,
@@ -151,7 +161,22 @@ public final class DCServeApplication: @unchecked Sendable {
             history?.housekeep()
         }
         timer.resume()
-        idleRelease = IdleMemoryRelease(store: store, logger: logger)
+        // Live versions the index dropped leave the store within a second, so the store's own byte
+        // budget never has to evict (least recently served first) a version the index still keeps.
+        let removals = DispatchSource.makeTimerSource(queue: housekeepingQueue)
+        droppedRemoval = removals
+        removals.schedule(deadline: .now() + 1, repeating: 1)
+        removals.setEventHandler { [live = liveIndex] in Self.removeDropped(live, store: store, library: library) }
+        removals.resume()
+        idleRelease = IdleMemoryRelease(store: store, logger: logger) { [library, resources, compression] in
+            // What is cheap to make again: dictionaries are reloaded from the store when named, static
+            // bodies re-read, memoised responses recomputed. Encoded variants stay (a best-level
+            // re-encode costs far more than it frees).
+            library.releaseAll()
+            resources.removeAll()
+            compression.memo.removeAll()
+            releaseIdleZstdContexts()
+        }
         if c.compression.precompress && staticFiles != nil {
             var p = Precompressor(rules: rules, configuration: c, store: store, library: library, variants: variants,
                                   background: background, observer: metrics, logger: logger)
@@ -215,6 +240,32 @@ public final class DCServeApplication: @unchecked Sendable {
         metrics.openConnections.record(openConnections)
         metrics.storedDictionaries.record(store.dictionaryCount)
         metrics.storeDegraded.record(readiness.storeIsDegraded ? 1 : 0)
+        metrics.memory(budget: budget, used: memoryUse())
+    }
+
+    /// Bytes each consumer of the memory budget holds now (what `/metrics` shows beside the budget);
+    /// `unmanaged` is the process's resident memory less the others.
+    func memoryUse() -> [MemoryBudget.Consumer: Int] {
+        var used: [MemoryBudget.Consumer: Int] = [
+            .dictionaries: library.usage.bytes,
+            .variants: variants.stats.bytes,
+            .responseMemo: compressionMiddleware.memo.bytes,
+            .staticBodies: resources.heldBytes,
+            .storeCache: store.cacheBytes ?? 0,
+            .liveIndex: compressionMiddleware.live.count * MemoryBudget.liveIndexEntryBytes,
+        ]
+        let managed = used.values.reduce(0, +)
+        used[.unmanaged] = max(0, ProcessMemory.residentBytes() - managed)
+        return used
+    }
+
+    /// Removes the versions `live` dropped from the store (and the library).
+    static func removeDropped(_ live: LiveVersionIndex, store: any DictionaryStore, library: DictionaryLibrary) {
+        let dropped = live.takeDropped()
+        guard !dropped.isEmpty else { return }
+        let records = dropped.map { (hash: $0.hash, partition: DictionaryCompressionMiddleware.storePartition($0.partition)) }
+        store.remove(records)
+        for record in records { library.forget(record.hash, partition: record.partition) }
     }
 
     /// Writes pending store updates and applies retention.
@@ -236,6 +287,7 @@ public final class DCServeApplication: @unchecked Sendable {
         compressionMiddleware.drainLiveWrites()
         history?.waitForBuilds()
         housekeeping.cancel()
+        droppedRemoval.cancel()
         idleRelease.cancel()
         let store = self.store, library = self.library, logger = self.logger
         housekeepingQueue.sync { Self.housekeep(store: store, library: library, logger: logger) }
@@ -247,10 +299,12 @@ public final class DCServeApplication: @unchecked Sendable {
 extension DCServeApplication {
     /// The live-version index of the rules with `upstreamVersions`/`partition`, rebuilt from the store.
     /// `maxBytes`: the global byte budget of live versions (the store's, `store.maxBytes`).
-    static func liveIndex(rules: DictionaryRuleSet, store: any DictionaryStore, maxBytes: Int? = nil) throws -> LiveVersionIndex {
+    /// `maxEntries`: the versions its share of the memory budget holds.
+    static func liveIndex(rules: DictionaryRuleSet, store: any DictionaryStore, maxBytes: Int? = nil,
+                          maxEntries: Int? = nil) throws -> LiveVersionIndex {
         let index = LiveVersionIndex(limits: Dictionary(
             rules.rules.filter(\.isLive).map { ($0.name, $0.upstreamVersions) }, uniquingKeysWith: { a, _ in a }),
-            maxBytes: maxBytes)
+            maxBytes: maxBytes, maxEntries: maxEntries)
         if !index.limits.isEmpty { index.load(from: store) }
         return index
     }

@@ -144,14 +144,18 @@ public final class DictionaryLibrary: Sendable {
     /// a thread), so a slow store never holds up Dispatch's shared worker pool.
     let storeReads: BlockingWorkThreads
 
+    /// Default most dictionaries loaded at once: high enough that the byte budget decides (a live version
+    /// waiting for its store commit stays loaded while its user's next request may come).
+    public static let defaultCapacity = 4096
+
     /// Default of `store.readThreads`.
     public static let defaultStoreReadThreads = 8
 
-    /// Default memory budget: 512 MiB of dictionaries and their prepared forms
-    /// (`compression.dictionaryMemoryBytes`).
+    /// Default memory budget of a library built without one (an application passes its share of
+    /// `server.memoryBytes`, ``MemoryBudget``): 512 MiB of dictionaries and their prepared forms.
     public static let defaultMaxBytes = 512 << 20
 
-    public init(store: any DictionaryStore, capacity: Int = 128, maxBytes: Int = DictionaryLibrary.defaultMaxBytes,
+    public init(store: any DictionaryStore, capacity: Int = DictionaryLibrary.defaultCapacity, maxBytes: Int = DictionaryLibrary.defaultMaxBytes,
                 storeReadThreads: Int = DictionaryLibrary.defaultStoreReadThreads) {
         self.store = store
         self.capacity = capacity
@@ -218,6 +222,14 @@ public final class DictionaryLibrary: Sendable {
     @discardableResult
     public func touch(_ hash: DictionaryHash, partition: String? = nil) -> Bool {
         state.withLock { $0.markUsed(Key(hash: hash, partition: partition)) != nil }
+    }
+
+    /// Drops every loaded dictionary (when traffic stops): each is reloaded from the store when named.
+    public func releaseAll() {
+        state.withLock { s in
+            guard !s.loaded.isEmpty else { return }
+            s = State(generation: s.generation &+ 1)
+        }
     }
 
     /// Forgets the dictionary of (`partition`, `hash`) (e.g. after retention removed it from the store).

@@ -32,7 +32,15 @@ final class ZstdCompressionContextPool: Sendable {
         }
         if !kept { ZSTD_freeCCtx(cctx) }
     }
+
+    /// Frees every idle context (when traffic stops: a level-19 context's tables are megabytes).
+    func freeIdle() {
+        for context in idle.withLock({ idle -> [Context] in defer { idle = [] }; return idle }) { ZSTD_freeCCtx(context.pointer) }
+    }
 }
+
+/// Frees the idle zstd compression contexts kept for reuse (they are made again when needed).
+public func releaseIdleZstdContexts() { ZstdCompressionContextPool.shared.freeIdle() }
 
 /// Throws `CodecError.encoderFailure` for a zstd error code.
 func zstdCheck(_ result: Int, _ what: String) throws {

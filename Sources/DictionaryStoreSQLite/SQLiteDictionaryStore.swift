@@ -2,6 +2,7 @@ import DictionaryCodec
 import DictionaryTransport
 import Foundation
 import GRDB
+import GRDBSQLite
 import Logging
 import Synchronization
 
@@ -49,6 +50,9 @@ public final class SQLiteDictionaryStore: DictionaryStore {
     /// writes and reads per dictionary, at the price of writing whole index pages per transaction.
     public static let defaultPageSize = 8192
 
+    /// Reader connections by default.
+    public static let defaultReaders = 4
+
     public let directory: String
     /// The database file.
     public let path: String
@@ -88,7 +92,7 @@ public final class SQLiteDictionaryStore: DictionaryStore {
     ///   - readers: reader connections (concurrent reads at once).
     public init(directory: String, retention: DictionaryRetention = DictionaryRetention(),
                 maxDictionaryBytes: Int = DirectoryDictionaryStore.defaultMaxDictionaryBytes,
-                pageCacheBytes: Int = 2 << 20, pageSize: Int = defaultPageSize, readers: Int = 4,
+                pageCacheBytes: Int = 2 << 20, pageSize: Int = defaultPageSize, readers: Int = SQLiteDictionaryStore.defaultReaders,
                 logger: Logger = Logger(label: "dcserve.dictionary-store")) throws {
         self.directory = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
         self.path = self.directory + "/" + Self.fileName
@@ -344,6 +348,12 @@ public final class SQLiteDictionaryStore: DictionaryStore {
     private func remove(_ db: Database, _ row: Row, _ reason: DictionaryRemoval.Reason, total: inout Int,
                         removals: inout [DictionaryRemoval]) throws {
         let partition: String = row[0], hashData: Data = row[1]
+        try remove(db, partition: partition, hashData: hashData, reason, total: &total, removals: &removals)
+    }
+
+    /// Removes the record of (`partition`, `hashData`), and its blob when it was the last record of it.
+    private func remove(_ db: Database, partition: String, hashData: Data, _ reason: DictionaryRemoval.Reason, total: inout Int,
+                        removals: inout [DictionaryRemoval]) throws {
         guard let hash = DictionaryHash(bytes: hashData) else { return }
         try db.cachedStatement(sql: "DELETE FROM records WHERE partition = ? AND hash = ?").execute(arguments: [partition, hashData])
         guard db.changesCount > 0 else { return }
@@ -356,6 +366,28 @@ public final class SQLiteDictionaryStore: DictionaryStore {
             DELETE FROM blobs WHERE hash = ?1 AND NOT EXISTS (SELECT 1 FROM records WHERE hash = ?1) RETURNING size
             """), arguments: [hashData])
         total -= freed ?? 0
+    }
+
+    @discardableResult
+    public func remove(_ records: [(hash: DictionaryHash, partition: String?)]) -> Int {
+        guard !records.isEmpty else { return 0 }
+        do {
+            let (delta, count) = try pool.write { db -> (Int, Int) in
+                var total = state.withLock { $0.totalBytes }
+                let before = total
+                var removals: [DictionaryRemoval] = []
+                for record in records {
+                    try remove(db, partition: Self.partitionColumn(record.partition), hashData: Data(record.hash.bytes), .totalBytes,
+                               total: &total, removals: &removals)
+                }
+                return (total - before, removals.count)
+            }
+            state.withLock { $0.totalBytes += delta }
+            return count
+        } catch {
+            logger.error("cannot remove dictionaries no longer retained", metadata: ["path": "\(path)", "error": "\(error)"])
+            return 0
+        }
     }
 
     /// Every stored hash, once whatever the number of partitions holding it.
@@ -457,6 +489,9 @@ public final class SQLiteDictionaryStore: DictionaryStore {
 
     /// Returns SQLite's caches of every connection to the allocator (after traffic stops).
     public func releaseMemory() { pool.releaseMemory() }
+
+    /// Memory SQLite holds now, all connections of the process (its page caches, statements, schema).
+    public var cacheBytes: Int? { Int(sqlite3_memory_used()) }
 
     /// Closes the database (the store must not be used afterwards). Unwritten `last_served` times are
     /// lost unless ``flush()`` ran first.

@@ -33,6 +33,15 @@ public protocol DictionaryStore: Sendable {
     /// Returns caches the store holds to the allocator (after traffic stops); the default does nothing.
     func releaseMemory()
 
+    /// Bytes of memory the store's caches hold now; nil when it does not know (the default).
+    var cacheBytes: Int? { get }
+
+    /// Removes the records of (`partition`, `hash`) (live versions no client may name any more) and
+    /// bytes no record uses any more; pairs it does not hold are skipped. Returns how many it removed.
+    /// The default removes nothing (the store's retention removes them later).
+    @discardableResult
+    func remove(_ records: [(hash: DictionaryHash, partition: String?)]) -> Int
+
     // Partitions (issue #14/#15). A dictionary of a private rule belongs to one partition
     // (``DictionaryMetadata/partition``) and is found by (partition, hash) only: the hash-only methods
     // above answer for shared dictionaries (partition nil) alone, never for a partitioned one.
@@ -60,6 +69,9 @@ extension DictionaryStore {
     public var dictionaryCount: Int { hashes.count }
     public func releaseMemory() {}
     public var historyWindows: (any HistoryWindowStore)? { nil }
+    public var cacheBytes: Int? { nil }
+    @discardableResult
+    public func remove(_ records: [(hash: DictionaryHash, partition: String?)]) -> Int { 0 }
 
     public func put(batch: [DictionaryStoreWrite]) throws {
         for write in batch { try put(write.bytes, description: write.description, now: write.now) }

@@ -16,6 +16,24 @@ import Testing
                               sourcePath: "/api/calendar", maxAge: 86_400, partition: partition)
     }
 
+    /// `remove` (live versions the index dropped): the pair's record goes, and the bytes with the last
+    /// record holding them; other partitions' records of the same bytes stay; unknown pairs are skipped.
+    @Test func removeTakesOnlyTheNamedRecordsAndBytesNoRecordUses() throws {
+        let directory = temporaryStorePath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let same = Array("the same feed".utf8) + [UInt8](repeating: 5, count: 300)
+        let own = Array("alice's own".utf8) + [UInt8](repeating: 6, count: 300)
+        let store = try SQLiteDictionaryStore(directory: directory, retention: DictionaryRetention(maxTotalBytes: 1 << 20))
+        let sameHash = try store.put(same, description: description(alice), now: t0)
+        try store.put(same, description: description(bob), now: t0)
+        let ownHash = try store.put(own, description: description(alice), now: t0)
+        #expect(store.remove([(hash: sameHash, partition: alice), (hash: ownHash, partition: alice), (hash: ownHash, partition: bob)]) == 2)
+        #expect(store.get(sameHash, partition: alice) == nil && store.get(ownHash, partition: alice) == nil)
+        #expect(store.get(sameHash, partition: bob)?.bytes == same)
+        #expect(Set(store.hashes) == [sameHash], "own's bytes went with their last record")
+        #expect(store.remove([]) == 0)
+    }
+
     @Test func aPartitionedDictionaryIsFoundOnlyByItsPartition() throws {
         let directory = temporaryStorePath()
         defer { try? FileManager.default.removeItem(atPath: directory) }

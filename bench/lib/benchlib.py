@@ -39,13 +39,14 @@ def wait_port(port: int, timeout: float = 20.0) -> None:
 
 
 class Process:
-    def __init__(self, args: list[str], port: int, env: dict | None = None, cwd: str | None = None):
+    def __init__(self, args: list[str], port: int, env: dict | None = None, cwd: str | None = None,
+                 start_timeout: float = 20.0):
         self.log = tempfile.NamedTemporaryFile(prefix="bench-", suffix=".log", delete=False)
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=env, cwd=cwd)
         self.port = port
         self.plain_port = port  # servers with a TLS listener on `port` set their plain HTTP one here
         try:
-            wait_port(port)
+            wait_port(port, start_timeout)
         except Exception:
             self.stop()
             raise RuntimeError(open(self.log.name).read()[-3000:])
@@ -101,7 +102,8 @@ class Process:
         self.stop()
 
 
-def dcserve(args: list[str], env: dict | None = None, ssl: tuple[str, str] | None = None) -> Process:
+def dcserve(args: list[str], env: dict | None = None, ssl: tuple[str, str] | None = None,
+            start_timeout: float = 20.0) -> Process:
     """dcserve on a free port. `ssl=(certificate, key)`: also an HTTPS listener, whose port is then
     the returned process's `port` (the plain listener stays open on `plain_port`)."""
     port = free_port()
@@ -112,7 +114,7 @@ def dcserve(args: list[str], env: dict | None = None, ssl: tuple[str, str] | Non
         wait = free_port()
         tls_args = ["--tls-port", str(wait), "--tls-cert", ssl[0], "--tls-key", ssl[1]]
     process = Process([DCSERVE, "serve", "--port", str(port), "--no-access-log", "--log-level", "warning", *tls_args, *args],
-                      wait, env=full_env)
+                      wait, env=full_env, start_timeout=start_timeout)
     process.plain_port = port
     return process
 

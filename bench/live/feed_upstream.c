@@ -3,7 +3,8 @@
  * GET /latest_news/<client>?v=<n> answers the feed as client <client> sees it at version n: a JSON
  * document with the newest WINDOW articles (ids n+WINDOW down to n+1, about 330 bytes each: ~50 KB),
  * so version n+1 adds one article on top and drops the oldest. The body names the client, so no two
- * clients ever get the same bytes. Headers: Content-Type application/json, Cache-Control no-cache
+ * clients ever get the same bytes. `&n=<count>` after the version sets the number of articles (1…WINDOW,
+ * default WINDOW): bench/memory and bench/scale size their per-user documents with it. Headers: Content-Type application/json, Cache-Control no-cache
  * (as APIs send), and Body-Sha256: the RFC 9842 Available-Dictionary value of the body, so a load
  * generator can name the version it holds without hashing it.
  *
@@ -47,16 +48,16 @@ static size_t summary(char *out, size_t room, long id) {
     return len;
 }
 
-static size_t feed(char *out, const char *client, long n) {
+static size_t feed(char *out, const char *client, long n, long window) {
     size_t len = (size_t)snprintf(out, BODY_MAX, "{\"feed\":\"latest_news\",\"client\":\"%s\",\"version\":%ld,\"articles\":[",
                                   client, n);
     char words[400];
-    for (long id = n + WINDOW; id > n; id--) {
+    for (long id = n + window; id > n; id--) {
         summary(words, sizeof words, id);
         len += (size_t)snprintf(out + len, BODY_MAX - len,
             "%s{\"id\":%ld,\"title\":\"Article %ld: the council votes on the new tram line, part %ld\","
             "\"summary\":\"%s\",\"minutes\":%ld,\"ward\":%ld,\"section\":\"%s\",\"comments\":%ld}",
-            id == n + WINDOW ? "" : ",", id, id, id, words, 40 + id % 80, id % 23, SECTIONS[id % 4], (id * 7919) % 1000);
+            id == n + window ? "" : ",", id, id, id, words, 40 + id % 80, id % 23, SECTIONS[id % 4], (id * 7919) % 1000);
     }
     len += (size_t)snprintf(out + len, BODY_MAX - len, "]}");
     return len;
@@ -86,7 +87,7 @@ static void *serve(void *arg) {
         }
         size_t used = (size_t)(end + 4 - in);
         char client[64] = "anonymous";
-        long n = 1;
+        long n = 1, window = WINDOW;
         if (have > 17 && memcmp(in, "GET /latest_news/", 17) == 0) {
             size_t i = 0;
             const char *p = in + 17;
@@ -95,8 +96,11 @@ static void *serve(void *arg) {
             client[i] = 0;
             const char *v = strstr(p, "?v=");
             if (v && v < end) n = atol(v + 3);
+            const char *w = strstr(p, "&n=");
+            if (w && w < end) window = atol(w + 3);
+            if (window < 1 || window > WINDOW) window = WINDOW;
         }
-        size_t len = feed(body, client, n);
+        size_t len = feed(body, client, n, window);
         unsigned char digest[SHA256_DIGEST_LENGTH];
         SHA256((unsigned char *)body, len, digest);
         unsigned char b64[64];

@@ -10,13 +10,16 @@ import Logging
 /// `store.cacheMaxBytes` (the local cache). Errors are `ConfigurationError`s naming the key, never
 /// the password.
 enum DictionaryStoreAssembly {
-    static func make(_ c: DCServeConfiguration.Store) throws -> (store: any DictionaryStore, shared: PostgresDictionaryStore?) {
+    /// `budget`: the store's share of memory (SQLite's page caches).
+    static func make(_ c: DCServeConfiguration.Store, budget: MemoryBudget = MemoryBudget()) throws -> (store: any DictionaryStore, shared: PostgresDictionaryStore?) {
         let retention = DictionaryRetention(maxTotalBytes: c.maxBytes, maxCountPerRule: c.maxEntriesPerRule,
                                             keepPastExpiry: TimeInterval(c.retainAfterExpirySeconds))
         switch c.kind {
         case .sqlite:
             do {
+                let readers = SQLiteDictionaryStore.defaultReaders
                 return (try SQLiteDictionaryStore(directory: c.path, retention: retention,
+                                                  pageCacheBytes: budget.storePageCacheBytes(readers: readers), readers: readers,
                                                   logger: Logger(label: "dcserve.dictionary-store")), nil)
             } catch {
                 throw ConfigurationError(key: "store.path", "\(error)")

@@ -7,9 +7,9 @@ import Synchronization
 
 /// Returns memory to the system when traffic stops: every `interval` it reads the process's CPU time
 /// (no per-request bookkeeping); once an interval used less than `idleShare` of one core after a busy
-/// one, it asks the store to drop its caches and glibc to give back the free memory of every malloc
-/// arena (`malloc_trim(0)`) — once per idle period. Caches keep their entries (they are bounded by
-/// their budgets): what goes back is what the allocator held after the work that freed it.
+/// one, it runs `release` (the application drops what is cheap to make again), asks the store to drop
+/// its caches and glibc to give back the free memory of every malloc arena (`malloc_trim(0)`) — once
+/// per idle period.
 ///
 /// Thread-safety: its timer runs on its own queue; `cancel()` may be called from any thread.
 final class IdleMemoryRelease: @unchecked Sendable {  // the timer is only resumed and cancelled
@@ -21,8 +21,10 @@ final class IdleMemoryRelease: @unchecked Sendable {  // the timer is only resum
         var released = true
     }
 
-    init(store: any DictionaryStore, interval: Double = 10, idleShare: Double = 0.01, logger: Logger) {
+    init(store: any DictionaryStore, interval: Double = 10, idleShare: Double = 0.01, logger: Logger,
+         release: @escaping @Sendable () -> Void = {}) {
         let state = Mutex(State(lastCPU: Self.processCPUSeconds()))
+        let drop = release
         timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + interval, repeating: interval)
         timer.setEventHandler {
@@ -38,6 +40,7 @@ final class IdleMemoryRelease: @unchecked Sendable {  // the timer is only resum
                 return true
             }
             guard release else { return }
+            drop()
             store.releaseMemory()
             _ = dcserve_malloc_trim()
             logger.debug("idle: memory returned to the system")

@@ -64,4 +64,7 @@ public enum LiveEvent: String, Sendable {
     case partitionMismatch
     /// The client named a version of its partition that is past the retention (answered as if unknown).
     case pastRetention
+    /// A new version not advertised: the store's budget or the live index's memory is full of versions
+    /// still within their lifetime (``LiveVersionIndex/offer``).
+    case overBudget
 }

@@ -94,6 +94,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     let liveWrites: LiveStoreWriter
     /// The plain sizes live responses would have had, estimated from a sample.
     let livePlainSizes = LivePlainSizeEstimate()
+    /// The log line (at most one a minute) about live versions refused over budget.
+    let overBudget: LiveBudgetWarning
     /// Add `DCServe-Decision` to every response (`server.decisionHeader`).
     let decisionHeader: Bool
     /// Whether the caches in front honour `Vary` (`server.sharedCaches`).
@@ -105,7 +107,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     public init(rules: DictionaryRuleSet, settings: DCServeConfiguration.Compression, store: any DictionaryStore,
                 library: DictionaryLibrary, variants: VariantCache, resources: ResourceCache,
                 background: BackgroundEncoder<VariantKey>, observer: any CompressionObserver = NoCompressionObserver(),
-                logger: Logger, live: LiveVersionIndex? = nil, partitionSecret: [UInt8] = [], decisionHeader: Bool = false,
+                logger: Logger, memoBytes: Int = MemoryBudget()[.responseMemo], live: LiveVersionIndex? = nil, partitionSecret: [UInt8] = [], decisionHeader: Bool = false,
                 history: HistoryDictionaries? = nil, sharedCaches: SharedCaches = .ignoreVary,
                 storeHealth: StoreWriteHealth = StoreWriteHealth()) {
         self.decisionHeader = decisionHeader
@@ -124,7 +126,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         self.background = background
         self.observer = observer
         self.logger = logger
-        memo = ResponseMemo(byteBudget: max(settings.variantCacheBytes / 4, 1 << 20))
+        memo = ResponseMemo(byteBudget: memoBytes)
+        overBudget = LiveBudgetWarning(logger: logger)
         liveWrites = LiveStoreWriter(store: store, onCommitted: { [observer, storeHealth, logger] writes in
             for write in writes { observer.storedDictionary(write.hash, bytes: write.bytes.count) }
             storeHealth.succeeded(logger: logger)
@@ -389,11 +392,13 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         case .plain(.identity, let r):
             outcome = .plain("identity", reason(r))
         case .plain(var coding, let r):
+            // One user's body (a partitioned exchange) serves that user: its plain variant is not kept.
             if var (variant, encodeTime) = variant(of: resource, coding: coding, dictionary: nil, effects: &effects,
-                                                   refineLater: advertising?.isLive != true) {
+                                                   refineLater: advertising?.isLive != true, cache: partition.id.isEmpty) {
                 // A small body: the smaller of br and zstd (both end up in the variant cache).
                 if let rival, let (other, otherTime) = self.variant(of: resource, coding: rival, dictionary: nil,
-                                                         effects: &effects, refineLater: advertising?.isLive != true),
+                                                         effects: &effects, refineLater: advertising?.isLive != true,
+                                                         cache: partition.id.isEmpty),
                    other.bytes.count < variant.bytes.count {
                     (coding, variant) = (rival, other)
                     encodeTime = otherTime.map { $0 + (encodeTime ?? .zero) } ?? encodeTime
@@ -705,10 +710,20 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         // While store writes fail, a version is written (a probe: the first success resumes advertising)
         // but not advertised: a client could never use a version the store does not hold.
         // Not in the live index either: it would push the client's previous version out of retention.
+        // Nor when the store's budget (or the index's memory) is full of versions clients were promised
+        // (``LiveVersionIndex/offer``): it could not be kept until this client returns.
         let advertises = !storeHealth.isFailing
-        if advertises {
-            live.add(resource.hash, at: LiveVersionIndex.SlotKey(rule: rule.name, partition: partition, path: String(path)),
-                     bytes: resource.count)
+        // Nor when the store's writer is too far behind to queue it (the disk slower than the traffic):
+        // it would be advertised and never stored.
+        if advertises && !liveWrites.hasRoom(for: bytes.count) && store.metadata(resource.hash, partition: owner) == nil {
+            liveWrites.refuseOverloaded()
+            return
+        }
+        if advertises && !live.offer(resource.hash, at: LiveVersionIndex.SlotKey(rule: rule.name, partition: partition, path: String(path)),
+                                     bytes: resource.count, keepSeconds: Double(usable)) {
+            observer.live(rule: rule.name, .overBudget)
+            overBudget.refused(rule: rule.name, index: live)
+            return
         }
         observer.live(rule: rule.name, .response)
         let loaded = advertises && library.touch(resource.hash, partition: owner)

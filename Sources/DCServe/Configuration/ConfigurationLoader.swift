@@ -72,6 +72,7 @@ public enum ConfigurationLoader {
         c.server.eventLoops = try r.int("server.eventLoops") ?? c.server.eventLoops
         c.server.logLevel = try r.string("server.logLevel") ?? c.server.logLevel
         c.server.accessLog = try r.bool("server.accessLog") ?? c.server.accessLog
+        c.server.memoryBytes = try r.int("server.memoryBytes") ?? c.server.memoryBytes
         c.server.decisionHeader = try r.bool("server.decisionHeader") ?? c.server.decisionHeader
         if let value = try r.string("server.sharedCaches") {
             guard let caches = SharedCaches(rawValue: value) else {
@@ -96,8 +97,8 @@ public enum ConfigurationLoader {
             }
         }
         c.compression.minimumBytes = try r.int("compression.minimumBytes") ?? c.compression.minimumBytes
-        c.compression.variantCacheBytes = try r.int("compression.variantCacheBytes") ?? c.compression.variantCacheBytes
-        c.compression.dictionaryMemoryBytes = try r.int("compression.dictionaryMemoryBytes") ?? c.compression.dictionaryMemoryBytes
+        c.compression.variantCacheBytes = try r.int("compression.variantCacheBytes")
+        c.compression.dictionaryMemoryBytes = try r.int("compression.dictionaryMemoryBytes")
         c.compression.precompress = try r.bool("compression.precompress") ?? c.compression.precompress
         c.compression.serverTiming = try r.bool("compression.serverTiming") ?? c.compression.serverTiming
         c.compression.compareSmallBodies = try r.bool("compression.compareSmallBodies") ?? c.compression.compareSmallBodies

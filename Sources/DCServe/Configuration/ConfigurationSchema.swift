@@ -3,7 +3,7 @@ enum ConfigurationSchema {
     static let sections: [String: Set<String>] = [
         "server": ["host", "port", "maxConnections", "idleTimeoutSeconds", "shutdownDeadlineSeconds", "accessLog",
                    "redirectToHTTPS", "trustedProxies", "headerTimeoutSeconds", "bodyTimeoutSeconds", "writeTimeoutSeconds",
-                   "maxRequestsPerConnection", "maxBodyBytes", "eventLoops", "logLevel", "decisionHeader", "sharedCaches"],
+                   "maxRequestsPerConnection", "maxBodyBytes", "eventLoops", "logLevel", "decisionHeader", "sharedCaches", "memoryBytes"],
         "tls": ["host", "port", "certificate", "key", "sni", "handshakeTimeoutSeconds"],
         "site": ["root"],
         "store": ["path", "maxBytes", "maxEntriesPerRule", "retainAfterExpirySeconds", "kind", "postgres", "cacheMaxBytes",

@@ -39,8 +39,12 @@ extension DCServeConfiguration {
         try check(!compression.preference.isEmpty, "compression.preference", "must list at least one coding")
         try check(Set(compression.preference).count == compression.preference.count, "compression.preference", "lists a coding twice")
         try SettingRange.check(compression.minimumBytes, in: 0...SettingRange.maxBytes, key: "compression.minimumBytes", "bytes")
-        try SettingRange.check(compression.variantCacheBytes, in: 0...SettingRange.maxBytes, key: "compression.variantCacheBytes", "bytes")
-        try SettingRange.check(compression.dictionaryMemoryBytes, in: 0...SettingRange.maxBytes, key: "compression.dictionaryMemoryBytes", "bytes")
+        if let bytes = compression.variantCacheBytes {
+            try SettingRange.check(bytes, in: 0...SettingRange.maxBytes, key: "compression.variantCacheBytes", "bytes")
+        }
+        if let bytes = compression.dictionaryMemoryBytes {
+            try SettingRange.check(bytes, in: 0...SettingRange.maxBytes, key: "compression.dictionaryMemoryBytes", "bytes")
+        }
         for (coding, range) in Self.levelRanges {
             for (kind, levels) in [("fast", compression.fastLevels), ("best", compression.bestLevels)] {
                 if let level = levels[coding] {
@@ -95,6 +99,7 @@ extension DCServeConfiguration {
         try SettingRange.check(server.maxConnections, in: 1...1_000_000, key: "server.maxConnections", "connections")
         try SettingRange.check(server.maxRequestsPerConnection, in: 1...1_000_000_000, key: "server.maxRequestsPerConnection", "requests")
         try SettingRange.check(server.maxBodyBytes, in: 0...SettingRange.maxBytes, key: "server.maxBodyBytes", "bytes")
+        try SettingRange.check(server.memoryBytes, in: (16 << 20)...SettingRange.maxBytes, key: "server.memoryBytes", "bytes")
         if let loops = server.eventLoops {
             try SettingRange.check(loops, in: 1...256, key: "server.eventLoops", "event loops")
         }

@@ -29,6 +29,12 @@ public struct DCServeConfiguration: Sendable, Equatable {
 
     public init() {}
 
+    /// `server.memoryBytes` divided among the caches, with the explicit per-cache settings applied.
+    public var memoryBudget: MemoryBudget {
+        MemoryBudget(total: server.memoryBytes, dictionaryOverride: compression.dictionaryMemoryBytes,
+                     variantOverride: compression.variantCacheBytes)
+    }
+
     public struct Server: Sendable, Equatable {
         public var host = "127.0.0.1"
         public var port = 8080
@@ -52,6 +58,8 @@ public struct DCServeConfiguration: Sendable, Equatable {
         /// trace, debug, info, notice, warning, error or critical.
         public var logLevel = "info"
         public var accessLog = true
+        /// The memory budget every cache draws from (``MemoryBudget``; `server.memoryBytes`).
+        public var memoryBytes = MemoryBudget.defaultTotal
         /// Add `DCServe-Decision` (why this coding: `delta=dcz dict=… saved=93%`, `plain=br reason=…`) to
         /// every response through the compression step. Off by default; quick mode turns it on.
         public var decisionHeader = false
@@ -129,11 +137,12 @@ public struct DCServeConfiguration: Sendable, Equatable {
         public var preference: [ContentCoding] = [.dcz, .dcb, .zstd, .br, .gzip]
         /// Bodies smaller than this are sent as they are.
         public var minimumBytes = 256
-        /// Byte budget of the encoded-variant cache.
-        public var variantCacheBytes = 256 << 20
+        /// Byte budget of the encoded-variant cache; nil = its share of `server.memoryBytes`.
+        public var variantCacheBytes: Int?
         /// Memory budget of the loaded dictionaries and their prepared encoder/decoder forms
-        /// (`DictionaryLibrary`); at least one dictionary is always kept.
-        public var dictionaryMemoryBytes = DictionaryLibrary.defaultMaxBytes
+        /// (`DictionaryLibrary`; at least one dictionary is always kept); nil = its share of
+        /// `server.memoryBytes`.
+        public var dictionaryMemoryBytes: Int?
         /// Encode deltas from stored previous versions of each static resource at start-up.
         public var precompress = true
         /// Level used on a cache miss, in the request path.

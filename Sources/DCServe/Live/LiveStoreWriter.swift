@@ -110,6 +110,15 @@ final class LiveStoreWriter: Sendable {
         return nil
     }
 
+    /// Whether a version of `bytes` would be queued now rather than refused as overloaded. A caller that
+    /// must not promise what cannot be stored asks first (and counts its refusal with ``refuseOverloaded()``).
+    func hasRoom(for bytes: Int) -> Bool {
+        state.withLock { $0.pending.isEmpty || $0.pendingBytes + bytes <= maxPendingBytes }
+    }
+
+    /// Counts a version the caller did not submit because ``hasRoom(for:)`` said no.
+    func refuseOverloaded() { counters[.overloaded]?.increment() }
+
     private func scheduleCommit() {
         let (seconds, attoseconds) = batchDelay.components
         let nanoseconds = max(0, Int(min(seconds, 3600)) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))

@@ -73,6 +73,8 @@ final class ResponseMemo: Sendable {
 
     /// Number of entries (for tests and diagnostics).
     var count: Int { state.withLock { $0.entries.count } }
+    /// Body bytes held now (at most `byteBudget`).
+    var bytes: Int { state.withLock { $0.bytes } }
 
     /// Forgets every entry.
     func removeAll() {

@@ -62,7 +62,25 @@ public final class DCServeMetrics: CompressionObserver {
     /// 1 while the dictionary store is degraded (``Readiness/storeIsDegraded``), else 0.
     public let storeDegraded = Gauge(label: "dcserve_store_degraded")
 
+    /// Per consumer of the memory budget (``MemoryBudget/Consumer``): its bytes of the budget and the
+    /// bytes it holds now; `consumer="total"` is `server.memoryBytes` and the process's resident memory.
+    private let memoryGauges: [String: (budget: Gauge, used: Gauge)] = Dictionary(uniqueKeysWithValues:
+        (MemoryBudget.Consumer.allCases.map(\.rawValue) + ["total"]).map { name in
+            (name, (Gauge(label: "dcserve_memory_budget_bytes", dimensions: [("consumer", name)]),
+                    Gauge(label: "dcserve_memory_used_bytes", dimensions: [("consumer", name)])))
+        })
+
     public init() {}
+
+    /// Records the memory budget's division and what each consumer holds (`used`, by consumer).
+    public func memory(budget: MemoryBudget, used: [MemoryBudget.Consumer: Int]) {
+        for consumer in MemoryBudget.Consumer.allCases {
+            memoryGauges[consumer.rawValue]?.budget.record(budget[consumer])
+            memoryGauges[consumer.rawValue]?.used.record(used[consumer] ?? 0)
+        }
+        memoryGauges["total"]?.budget.record(budget.total)
+        memoryGauges["total"]?.used.record(used.values.reduce(0, +))
+    }
 
     /// One response written (called by `MetricsMiddleware`).
     public func response(status: Int, coding: String, bodyBytes count: Int64) {

@@ -50,6 +50,17 @@ public final class ResourceCache: Sendable {
         self.maxEntries = max(1, maxEntries)
     }
 
+    /// Forgets every entry (when traffic stops).
+    public func removeAll() {
+        state.withLock { s in
+            s.entries.removeAll()
+            s.bytes = 0
+        }
+    }
+
+    /// Identity bytes held now (at most `budget`).
+    public var heldBytes: Int { state.withLock { $0.bytes } }
+
     /// Resources larger than this are remembered by digest only.
     public var largestHeldBytes: Int { budget / 4 }
 
