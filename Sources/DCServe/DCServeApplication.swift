@@ -168,7 +168,7 @@ public final class DCServeApplication: @unchecked Sendable {
         removals.schedule(deadline: .now() + 1, repeating: 1)
         removals.setEventHandler { [live = liveIndex] in Self.removeDropped(live, store: store, library: library) }
         removals.resume()
-        idleRelease = IdleMemoryRelease(store: store, logger: logger) { [library, resources, compression] in
+        idleRelease = IdleMemoryRelease(store: store, trimAbove: budget.total, logger: logger) { [library, resources, compression] in
             // What is cheap to make again: dictionaries are reloaded from the store when named, static
             // bodies re-read, memoised responses recomputed. Encoded variants stay (a best-level
             // re-encode costs far more than it frees).

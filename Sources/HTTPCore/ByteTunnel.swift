@@ -66,6 +66,12 @@ public final class ByteTunnel: @unchecked Sendable {
             self.transport = transport
         }
 
+        /// A write returned `.wouldBlock`: wait for the write edge (for TLS, maybe a read edge).
+        func writeBlocked() {
+            waitingWritable = true
+            if transport.writeNeedsReadable { writeWaitsForReadable = true }
+        }
+
         func handleEvents(_ mask: UInt32) { tunnel?.event(self, mask) }
         func checkDeadline(_ now: DispatchTime) { tunnel?.checkDeadline(now) }
         func readPending() { tunnel?.readPending(self) }
@@ -178,8 +184,7 @@ public final class ByteTunnel: @unchecked Sendable {
                     if waiting == 0 { pending[i] = []; pendingStart[i] = 0 }
                     continue
                 case .wouldBlock:
-                    sink.waitingWritable = true
-                    if sink.transport.writeNeedsReadable { sink.writeWaitsForReadable = true }
+                    sink.writeBlocked()
                 case .failed, .endOfStream:
                     close()
                     return
@@ -228,8 +233,7 @@ public final class ByteTunnel: @unchecked Sendable {
                 settings.counters?.record(bytes: n, fromFirst: i == 0)
                 offset = n
             case .wouldBlock:
-                sink.waitingWritable = true
-                if sink.transport.writeNeedsReadable { sink.writeWaitsForReadable = true }
+                sink.writeBlocked()
             case .failed, .endOfStream:
                 close()
                 return

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
-import json
 import os
 import signal
 import sqlite3
@@ -26,7 +25,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import benchlib  # noqa: E402
 import userload  # noqa: E402
 from benchlib import Process, free_port  # noqa: E402
-from memory import Sampler, build_upstream, metrics  # noqa: E402
+from memory import Sampler, build_upstream, dcserve_config, metrics  # noqa: E402
 
 USERS = int(os.environ.get("USERS", "100000"))
 VERSIONS = int(os.environ.get("VERSIONS", "3"))
@@ -36,26 +35,7 @@ VERIFY_EVERY = int(os.environ.get("VERIFY_EVERY", "50"))
 MEMORY_BYTES = int(os.environ.get("MEMORY_BYTES", str(1 << 30)))
 STORE_BYTES = int(os.environ.get("STORE_BYTES", str(5 << 30)))
 SMOKE = os.environ.get("SMOKE") == "1"
-LIFETIME = "max-age=0, stale-while-revalidate=86400"
 MIB = 1 << 20
-
-
-def write_config(work: str, upstream_port: int, admin_port: int) -> str:
-    config = {
-        "server": {"host": "127.0.0.1", "accessLog": False, "decisionHeader": True, "memoryBytes": MEMORY_BYTES},
-        "store": {"path": os.path.join(work, "store"), "maxBytes": STORE_BYTES},
-        "admin": {"enabled": True, "port": admin_port},
-        "compression": {"precompress": False},
-        "upstreams": {"names": ["feed"], "feed": {"servers": [f"http://127.0.0.1:{upstream_port}"], "maxIdleConnections": 64}},
-        "routes": {"names": ["feed"], "feed": {"prefix": "/", "upstream": "feed"}},
-        "dictionaries": {"rules": ["calendar"],
-                         "calendar": {"match": "/latest_news/*", "upstreamVersions": 2, "lifetime": LIFETIME,
-                                      "partition": {"header": "Authorization"}}},
-    }
-    path = os.path.join(work, "dcserve.json")
-    with open(path, "w") as f:
-        json.dump(config, f)
-    return path
 
 
 def write_bytes(pid: int) -> int:
@@ -125,7 +105,7 @@ def main() -> int:
     work = tempfile.mkdtemp(prefix="bench-scale-", dir=os.environ.get("WORK_DIR"))
     binary = build_upstream(work)
     up_port, admin_port = free_port(), free_port()
-    config = write_config(work, up_port, admin_port)
+    config = dcserve_config(work, up_port, admin_port, STORE_BYTES, str(MEMORY_BYTES))
     store = os.path.join(work, "store")
     db = os.path.join(store, "dcserve.sqlite")
     print(f"bench/scale  {USERS} users x {VERSIONS} versions of a per-user document of {ARTICLES} articles through one "

@@ -3,10 +3,11 @@ import Foundation
 
 /// glibc malloc settings for dcserve's allocation pattern, applied once per process by
 /// ``apply()``: bodies of tens of KB allocated and freed per request, between long-lived small objects.
-/// With glibc's defaults such bodies come from the arenas (the mmap threshold rises to 32 MiB as
-/// large blocks are freed) and the arenas, fragmented by the small objects, grow with traffic and are
-/// only given back by `malloc_trim`. Blocks of at least ``mmapThreshold`` bytes get their own mapping,
-/// returned when freed; arenas are capped at the number of cores (at least 2).
+/// With glibc's defaults such bodies come from the arenas (the mmap threshold rises to 32 MiB as large
+/// blocks are freed) and the arenas, fragmented by the small objects, grow with traffic: `malloc_trim`
+/// under traffic did not bring them back. Blocks of at least ``mmapThreshold`` bytes get their own
+/// mapping, returned when freed, at the cost of page faults on every such body (kernel time);
+/// arenas are capped at the number of cores (at least 2).
 enum AllocatorSettings {
     /// Allocations of at least this many bytes are mapped on their own.
     static let mmapThreshold = 32 << 10

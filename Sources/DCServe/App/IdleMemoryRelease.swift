@@ -9,7 +9,8 @@ import Synchronization
 /// (no per-request bookkeeping); once an interval used less than `idleShare` of one core after a busy
 /// one, it runs `release` (the application drops what is cheap to make again), asks the store to drop
 /// its caches and glibc to give back the free memory of every malloc arena (`malloc_trim(0)`) — once
-/// per idle period.
+/// per idle period. Under traffic, once an interval ends with the resident memory above
+/// `trimAbove` (the memory budget), glibc is asked to give back its arenas' free pages too.
 ///
 /// Thread-safety: its timer runs on its own queue; `cancel()` may be called from any thread.
 final class IdleMemoryRelease: @unchecked Sendable {  // the timer is only resumed and cancelled
@@ -21,8 +22,8 @@ final class IdleMemoryRelease: @unchecked Sendable {  // the timer is only resum
         var released = true
     }
 
-    init(store: any DictionaryStore, interval: Double = 10, idleShare: Double = 0.01, logger: Logger,
-         release: @escaping @Sendable () -> Void = {}) {
+    init(store: any DictionaryStore, interval: Double = 2, idleShare: Double = 0.01, trimAbove: Int = .max,
+         logger: Logger, release: @escaping @Sendable () -> Void = {}) {
         let state = Mutex(State(lastCPU: Self.processCPUSeconds()))
         let drop = release
         timer = DispatchSource.makeTimerSource(queue: queue)
@@ -39,7 +40,10 @@ final class IdleMemoryRelease: @unchecked Sendable {  // the timer is only resum
                 s.released = true
                 return true
             }
-            guard release else { return }
+            guard release else {
+                if ProcessMemory.residentBytes() > trimAbove { _ = dcserve_malloc_trim() }
+                return
+            }
             drop()
             store.releaseMemory()
             _ = dcserve_malloc_trim()
