@@ -38,7 +38,10 @@ static inline int dcserve_malloc_trim(void) {
 /// malloc arenas. Returns 1 when both were applied; 0 elsewhere.
 static inline int dcserve_malloc_configure(int mmap_threshold, int arenas) {
 #if defined(__linux__) && defined(__GLIBC__)
-    return mallopt(M_MMAP_THRESHOLD, mmap_threshold) && mallopt(M_ARENA_MAX, arenas);
+    // 0 leaves a setting as glibc has it (its default, or the operator's GLIBC_TUNABLES).
+    if (mmap_threshold > 0 && !mallopt(M_MMAP_THRESHOLD, mmap_threshold)) return 0;
+    if (arenas > 0 && !mallopt(M_ARENA_MAX, arenas)) return 0;
+    return 1;
 #else
     (void)mmap_threshold; (void)arenas;
     return 0;
