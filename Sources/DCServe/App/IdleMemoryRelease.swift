@@ -22,7 +22,7 @@ final class IdleMemoryRelease: @unchecked Sendable {  // the timer is only resum
         var released = true
     }
 
-    init(store: any DictionaryStore, interval: Double = 2, idleShare: Double = 0.01, trimAbove: Int = .max,
+    init(store: any DictionaryStore, interval: Double = 10, idleShare: Double = 0.01, trimAbove: Int = .max,
          logger: Logger, release: @escaping @Sendable () -> Void = {}) {
         let state = Mutex(State(lastCPU: Self.processCPUSeconds()))
         let drop = release
