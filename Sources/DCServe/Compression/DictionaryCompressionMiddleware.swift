@@ -868,16 +868,18 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                                     resource: IdentityBody, path: Substring, sent: Int, rule: String?,
                                     refineLater: Bool = true, effects: inout ResponseEffects) -> (Int?, String?) {
         let identity = resource.count
+        func report(_ bestPlain: Int) {
+            effects.sizes = (identity, bestPlain, sent)
+            observer.sizes(rule: rule, identity: identity, bestPlain: bestPlain, sent: sent)
+        }
         guard case .plain(let coding, _) = negotiate(request, responseFields, resource: resource, path: path, scope: nil,
                                                      effects: &effects),
               coding != .identity else {
-            effects.sizes = (identity, identity, sent)
-            observer.sizes(rule: rule, identity: identity, bestPlain: identity, sent: sent)
+            report(identity)
             return (identity, "identity")
         }
         if let cached = variants.bestEntry(resource: resource.hash, dictionary: nil, coding: coding) {
-            effects.sizes = (identity, cached.bytes.count, sent)
-            observer.sizes(rule: rule, identity: identity, bestPlain: cached.bytes.count, sent: sent)
+            report(cached.bytes.count)
             return (cached.bytes.count, coding.rawValue)
         }
         effects.isReplayable = false
@@ -899,14 +901,10 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             let measured = measure()
             if !refineLater { livePlainSizes.record(estimateKey, identity: identity, plain: measured) }
             let size = measured ?? identity
-            effects.sizes = (identity, size, sent)
-            observer.sizes(rule: rule, identity: identity, bestPlain: size, sent: sent)
+            report(size)
             return (size, coding.rawValue)
         }
-        if let estimated {
-            effects.sizes = (identity, estimated, sent)
-            observer.sizes(rule: rule, identity: identity, bestPlain: estimated, sent: sent)
-        }
+        if let estimated { report(estimated) }
         guard due else { return (estimated, estimated.map { _ in coding.rawValue }) }
         compressionThreads.async {  // it may wait in SingleFlight: not on Dispatch's pool
             let size = measure()
