@@ -279,7 +279,7 @@ let package = Package(
         ),
         // Throwaway certificates (openssl CLI) for the TLS tests of several test targets.
         .target(name: "TestPKI", path: "Tests/TestPKI"),
-        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "TestPKI"]),
+        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "TestPKI", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestPKI", "TestSupport"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPCore", "TestPKI", "TestSupport"]),
         .testTarget(

@@ -4,6 +4,7 @@ import Glibc
 import Dispatch
 import Foundation
 import Synchronization
+import TestSupport
 
 /// A real upstream for the client tests: a blocking TCP listener on 127.0.0.1 (ephemeral port) with
 /// one thread per accepted connection running `handler`. Counts accepted connections. `stop()` closes
@@ -77,6 +78,13 @@ final class TestUpstream: @unchecked Sendable {
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
         for c in connections { c.close() }
+    }
+
+    /// `stop()`, then keeps the port refusing connects for the rest of the run (no other test's
+    /// listener can take it). False when another socket took the port in between.
+    func stopRefusingConnects() -> Bool {
+        stop()
+        return RefusingPort.hold(port: port) != nil
     }
 }
 
@@ -211,10 +219,5 @@ final class TestUpstreamConnection: @unchecked Sendable {
     }
 }
 
-/// A port on 127.0.0.1 where nothing listens (bound, then closed): connects are refused.
-func refusedPort() -> Int {
-    let upstream = TestUpstream(accept: false)
-    let port = upstream.port
-    upstream.stop()
-    return port
-}
+/// A port on 127.0.0.1 where connects are refused for the rest of the run (see `RefusingPort`).
+func refusedPort() -> Int { RefusingPort.make() }

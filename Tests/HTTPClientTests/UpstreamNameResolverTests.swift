@@ -97,7 +97,7 @@ struct UpstreamNameResolverTests {
         #expect(resolver.cached(host: "moved.test", port: UInt16(port)) != nil)
         // The server is gone from the kept address: the connect is refused, and the answer is dropped
         // (well within its lifetime), so the next connection looks the name up again.
-        upstream.stop()
+        #expect(upstream.stopRefusingConnects())
         let refused = run(client, request("/b"), on: loop)
         #expect(refused.error == .connectFailed(server: UpstreamServer(host: "moved.test", port: port), errno: ECONNREFUSED))
         #expect(resolver.cached(host: "moved.test", port: UInt16(port)) == nil)

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Testing
+import TestSupport
 @testable import HTTPCore
 
 @Suite("Non-blocking connect: IPv4, IPv6, refused, names")
@@ -25,10 +26,9 @@ struct SocketConnectTests {
     }
 
     @Test func refusedConnectionReportsECONNREFUSED() throws {
-        // A port that was bound and released: nothing listens there now.
-        let listener = try Socket.makeListener(host: "127.0.0.1", port: 0, backlog: 1)
-        let port = Socket.localAddress(listener).port
-        close(listener)
+        // A port held by a socket that never listens (a port merely released could be taken by a
+        // parallel test's listener).
+        let port = UInt16(RefusingPort.make())
         do {
             let (fd, connected) = try Socket.connect(host: "127.0.0.1", port: port)
             defer { close(fd) }
