@@ -120,9 +120,10 @@ public final class BrotliEncoder: ContentEncoder {
         }
     }
 
-    /// One-shot: header + brotli stream written straight into an array sized header +
-    /// `BrotliEncoderMaxCompressedSize`; spills into a second buffer only if brotli ever exceeds its
-    /// own bound.
+    /// One-shot: header + brotli stream written into a reusable scratch buffer of header +
+    /// `BrotliEncoderMaxCompressedSize` bytes and copied out at its exact size (an array of that size
+    /// when the bound exceeds the scratch buffers); spills into a second buffer only if brotli ever
+    /// exceeds its own bound.
     func compressWhole(_ input: UnsafeRawBufferPointer) throws -> [UInt8] {
         let header = pendingHeader
         pendingHeader = []
@@ -140,16 +141,28 @@ public final class BrotliEncoder: ContentEncoder {
         var nextIn = input.baseAddress?.assumingMemoryBound(to: UInt8.self)
         let capacity = header.count + maxBody
         var complete = false
-        var output = try [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
-            let base = buffer.baseAddress!
+        /// Writes the header and as much of the stream as fits `capacity` bytes at `base`; returns the
+        /// bytes written.
+        func encodeFirst(into base: UnsafeMutablePointer<UInt8>) throws -> Int {
             header.withUnsafeBufferPointer { base.update(from: $0.baseAddress!, count: $0.count) }
             var availableOut = maxBody
             var nextOut: UnsafeMutablePointer<UInt8>? = base + header.count
             guard BrotliEncoderCompressStream(
                 state, BROTLI_OPERATION_FINISH, &availableIn, &nextIn, &availableOut, &nextOut, nil) != 0
             else { throw CodecError.encoderFailure("BrotliEncoderCompressStream failed") }
-            count = capacity - availableOut
             complete = BrotliEncoderIsFinished(state) != 0
+            return capacity - availableOut
+        }
+        var output: [UInt8]
+        if let exact = try EncodeOutputScratch.shared.withBuffer(capacity: capacity, { scratch in
+            let base = scratch.baseAddress!.bindMemory(to: UInt8.self, capacity: capacity)
+            return [UInt8](UnsafeBufferPointer(start: base, count: try encodeFirst(into: base)))
+        }) {
+            output = exact
+        } else {
+            output = try [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+                count = try encodeFirst(into: buffer.baseAddress!)
+            }
         }
         while !complete {
             var availableOut = staging.capacity

@@ -44,7 +44,8 @@ public final class GzipEncoder: ContentEncoder {
         return output
     }
 
-    /// One-shot: deflate straight into an array sized by `deflateBound`.
+    /// One-shot: deflate into a reusable scratch buffer of `deflateBound` bytes, copied out at its
+    /// exact size (an array of that size when the bound exceeds the scratch buffers).
     func compressWhole(_ input: UnsafeRawBufferPointer) throws -> [UInt8] {
         guard input.count <= Int(UInt32.max / 2) else {
             var out = try update(input)
@@ -53,14 +54,24 @@ public final class GzipEncoder: ContentEncoder {
         }
         let bound = Int(deflateBound(stream, uLong(input.count)))
         finished = true
-        let output = try [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
+        /// Deflates the whole input into `base` (`bound` bytes); returns the bytes written.
+        func encode(into base: UnsafeMutablePointer<UInt8>) throws -> Int {
             stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
             stream.pointee.avail_in = uInt(input.count)
-            stream.pointee.next_out = buffer.baseAddress
+            stream.pointee.next_out = base
             stream.pointee.avail_out = uInt(bound)
             let status = CZlib.deflate(stream, Z_FINISH)
             guard status == Z_STREAM_END else { throw CodecError.encoderFailure("deflate did not finish (\(status))") }
-            count = bound - Int(stream.pointee.avail_out)
+            return bound - Int(stream.pointee.avail_out)
+        }
+        if let exact = try EncodeOutputScratch.shared.withBuffer(capacity: bound, { scratch in
+            let base = scratch.baseAddress!.bindMemory(to: UInt8.self, capacity: bound)
+            return [UInt8](UnsafeBufferPointer(start: base, count: try encode(into: base)))
+        }) {
+            return exact
+        }
+        let output = try [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
+            count = try encode(into: buffer.baseAddress!)
         }
         return rightSized(output)
     }

@@ -17,7 +17,8 @@ public enum Zstd {
 }
 
 /// Shared one-shot path for zstd and dcz: a pooled context, the header written in place, and
-/// `ZSTD_compress2` straight into an array sized header + `ZSTD_compressBound`.
+/// `ZSTD_compress2` into a scratch buffer of header + `ZSTD_compressBound` bytes, copied out at its
+/// exact size (an array of that size, right-sized, when the bound exceeds the scratch buffers).
 enum ZstdOneShot {
     static func compress(
         _ input: UnsafeRawBufferPointer, coding: ContentCoding, dictionary: CompressionDictionary?, level: Int
@@ -31,30 +32,41 @@ enum ZstdOneShot {
             cctx, coding: coding, level: level, dictionary: dictionary, inputSize: input.count, asPrefix: asPrefix)
         let header = dictionary.map { DictionaryFrameHeader(coding: .dcz, hash: $0.hash).bytes } ?? []
         let bound = header.count + ZSTD_compressBound(input.count)
-        let output = try [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
-            let base = buffer.baseAddress!
-            header.withUnsafeBufferPointer { base.update(from: $0.baseAddress!, count: $0.count) }
+        /// Writes the frame (after `header`) into `base` (`bound` bytes); returns the bytes written.
+        func encode(into base: UnsafeMutableRawPointer) throws -> Int {
+            header.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
             if let dictionary, asPrefix {
                 // Referenced for this frame only; the dictionary outlives the call.
                 try zstdCheck(ZSTD_CCtx_refPrefix(cctx, dictionary.baseAddress, dictionary.count), "refPrefix")
             }
-            let written = ZSTD_compress2(
-                cctx, base + header.count, bound - header.count, input.baseAddress, input.count)
+            let written = ZSTD_compress2(cctx, base + header.count, bound - header.count, input.baseAddress, input.count)
             try zstdCheck(written, "ZSTD_compress2")
-            count = header.count + written
+            return header.count + written
         }
-        withExtendedLifetime(prepared) {}
-        withExtendedLifetime(dictionary) {}
+        defer {
+            withExtendedLifetime(prepared) {}
+            withExtendedLifetime(dictionary) {}
+        }
+        if let output = try EncodeOutputScratch.shared.withBuffer(capacity: bound, { scratch in
+            [UInt8](UnsafeRawBufferPointer(rebasing: scratch[0..<(try encode(into: scratch.baseAddress!))]))
+        }) {
+            return output
+        }
+        let output = try [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
+            count = try encode(into: UnsafeMutableRawPointer(buffer.baseAddress!))
+        }
         return rightSized(output)
     }
 }
 
-/// Returns `bytes`, copied into a right-sized array when its capacity (a compression bound) is more
-/// than 25 % larger than the content, so long-lived caches do not hold the slack. The copy is of the
-/// compressed bytes only.
+/// Returns `bytes`, copied into a right-sized array when its capacity (a compression bound) exceeds
+/// the content by more than 25 % and 4 KiB, so long-lived caches do not hold the slack (a cached
+/// 200-byte delta must not keep its input-sized bound). The copy is of the compressed bytes only.
 func rightSized(_ bytes: [UInt8]) -> [UInt8] {
-    if bytes.capacity > 64 * 1024 && bytes.count < bytes.capacity - bytes.capacity / 4 {
-        return Array(bytes[...])
+    let slack = bytes.capacity - bytes.count
+    if slack > 4096 && slack > bytes.capacity / 4 {
+        // A fresh buffer: `Array(bytes[...])` would hand back the same storage.
+        return bytes.withUnsafeBufferPointer { [UInt8]($0) }
     }
     return bytes
 }

@@ -39,8 +39,12 @@ final class ZstdCompressionContextPool: Sendable {
     }
 }
 
-/// Frees the idle zstd compression contexts kept for reuse (they are made again when needed).
-public func releaseIdleZstdContexts() { ZstdCompressionContextPool.shared.freeIdle() }
+/// Frees the idle zstd compression contexts and encode output buffers kept for reuse (they are made
+/// again when needed).
+public func releaseIdleZstdContexts() {
+    ZstdCompressionContextPool.shared.freeIdle()
+    EncodeOutputScratch.shared.freeIdle()
+}
 
 /// Throws `CodecError.encoderFailure` for a zstd error code.
 func zstdCheck(_ result: Int, _ what: String) throws {
