@@ -67,6 +67,10 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
     private var requestSent = false
 
     // Response side.
+    /// Bytes read and not yet parsed, from `inputOffset`. Its capacity (at most the loop's read scratch
+    /// plus a partial head) is kept across the reads of one exchange and dropped when the connection goes
+    /// idle: body parts are slices of it, so a delegate that keeps one makes the next read copy-on-write
+    /// instead of overwriting it.
     private var input: [UInt8] = []
     private var inputOffset = 0
     private var paused = false
@@ -261,7 +265,7 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
         sawResponseByte = false
         reusable = true
         paused = false
-        input = []
+        input.removeAll(keepingCapacity: true)
         inputOffset = 0
         let expectsContinue = request.head.headerFields[values: .expect].contains { $0.lowercased() == "100-continue" }
         let chunked = framing == .chunked
@@ -494,14 +498,11 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
                 if !peerHalfClosed && transport.inputDrained(afterReading: n, of: pool.scratch.count) { readReady = false }
                 let fresh = UnsafeRawBufferPointer(rebasing: pool.scratch[0..<n])
                 if inputOffset < input.count {
-                    var joined = [UInt8]()
-                    joined.reserveCapacity(input.count - inputOffset + n)
-                    joined += input[inputOffset...]
-                    joined += fresh
-                    input = joined
+                    input.removeSubrange(0..<inputOffset)
                 } else {
-                    input = Array(fresh)
+                    input.removeAll(keepingCapacity: true)
                 }
+                input.append(contentsOf: fresh)
                 inputOffset = 0
                 sawResponseByte = true
                 if phase == .read { deadline = now &+ pool.shared.readTimeout }
@@ -536,7 +537,7 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
             inputOffset += step.consumed
             switch step.event {
             case .needMoreData:
-                if inputOffset == input.count { input = []; inputOffset = 0 }
+                if inputOffset == input.count { input.removeAll(keepingCapacity: true); inputOffset = 0 }
                 return
             case .informational(let head):
                 if head.status == 100 { releaseHeldBody(); flush() }
@@ -652,7 +653,7 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
         // an idle connection would never notice it: not pooled.
         if reusable && clean && !peerHalfClosed && inputOffset == input.count && upstreamAllowsPooling
             && completedExchanges < pool.shared.configuration.maxRequestsPerConnection {
-            input = []
+            input = []  // an idle connection holds no buffer
             inputOffset = 0
             pool.release(self)
         } else {
