@@ -3,15 +3,16 @@ import Foundation
 
 /// glibc malloc settings for dcserve's allocation pattern, applied once per process by
 /// ``apply()``: bodies of tens of KB allocated and freed per request, between long-lived small objects.
-/// With glibc's defaults such bodies come from the arenas (the mmap threshold rises to 32 MiB as large
-/// blocks are freed) and the arenas, fragmented by the small objects, grow with traffic: `malloc_trim`
-/// under traffic did not bring them back. Blocks of at least ``mmapThreshold`` bytes get their own
-/// mapping, returned when freed, at the cost of page faults on every such body (kernel time);
-/// arenas are capped at the number of cores (at least 2). A setting the operator gives in
-/// `GLIBC_TUNABLES` (`glibc.malloc.mmap_threshold`, `glibc.malloc.arena_max`) is left as given.
+/// The mapping threshold is fixed at ``mmapThreshold``: glibc's own rises to 32 MiB as large blocks are
+/// freed, and then codec tables of megabytes stay in the arenas; below it, bodies come from the arenas
+/// and are reused without page faults (a lower threshold maps and faults in every body: kernel time).
+/// Arenas are capped at the number of cores (at least 2). Resident memory follows the budget as long
+/// as nothing long-lived holds slack capacity (encoders copy their output out at its exact size). A
+/// setting the operator gives in `GLIBC_TUNABLES` (`glibc.malloc.mmap_threshold`,
+/// `glibc.malloc.arena_max`) is left as given.
 enum AllocatorSettings {
     /// Allocations of at least this many bytes are mapped on their own.
-    static let mmapThreshold = 32 << 10
+    static let mmapThreshold = 1 << 20
 
     private static let applied: Bool = {
         let tunables = ProcessInfo.processInfo.environment["GLIBC_TUNABLES"] ?? ""
