@@ -19,9 +19,9 @@ import HTTPCore
 /// connection remembers the edges (`readReady`, `waitingWritable`) and reads only while the state
 /// machine allows (`mayRead`), so it never has to touch the epoll registration after adding it.
 ///
-/// Output is a queue: `queued` segments (large in-memory bodies are referenced, not copied, so many
-/// slow clients of one cached body share its bytes), then the `out` buffer (heads, small bodies,
-/// chunks), then an optional file region (sendfile).
+/// Output is an `OutputQueue` (in-memory segments, a buffer, a file region); streamed response bodies
+/// arrive through a `StreamWriter`, streamed request bodies leave through a `RequestBodyStream`
+/// (this side of it: `RequestBodyReader`).
 ///
 /// Thread-safety (why `@unchecked Sendable` is sound): every mutable property is read and written only
 /// on `queue`, the serial queue of the connection's event loop (shared with the loop's other
@@ -54,19 +54,9 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     /// Bytes read and discarded while lingering.
     private var lingerBytes = 0
     /// The handler's outstanding `RequestBodyStream.read`, and which stream it belongs to.
-    private var pendingBodyRead: (@Sendable (RequestBodyStream.Part) -> Void)?
-    private var bodyStreamGeneration: UInt64 = 0
+    private var bodyReader = RequestBodyReader()
 
-    // Output, in order: `queued` segments, then out[outSent...], then an optional file region.
-    private struct Segment {
-        let bytes: [UInt8]
-        var sent: Int
-    }
-    private var queued: [Segment] = []
-    private var queuedUnsent = 0
-    private var out: [UInt8] = []
-    private var outSent = 0
-    private var pendingFile: (file: OpenFile, offset: Int64, remaining: Int64)?
+    private var output = OutputQueue()
     private var stream: StreamWriter?
     private var streamAcknowledgement: (@Sendable () -> Void)?
 
@@ -138,7 +128,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     private var isClosed: Bool { machine.phase == .closed }
 
     /// Bytes queued for writing and not yet written (the file region aside).
-    private var pendingOutput: Int { queuedUnsent + out.count - outSent }
+    private var pendingOutput: Int { output.pendingBytes }
 
     // MARK: Events (called by the loop, on `queue`)
 
@@ -306,7 +296,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
                 // A streamed body's 100 Continue waits for the handler's first read.
                 if parser.awaitingContinue && !continueSent && !parser.isStreamingBody {
                     continueSent = true
-                    out.append(contentsOf: ResponseWriter.continueResponse)
+                    output.buffer.append(contentsOf: ResponseWriter.continueResponse)
                 }
             case .request(let request):
                 continueSent = false
@@ -392,8 +382,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         var bodyStream: RequestBodyStream?
         if streamedBody {
             machine.requestBodyStreamStarted()
-            bodyStreamGeneration += 1
-            let generation = bodyStreamGeneration
+            let generation = bodyReader.begin()
             bodyStream = RequestBodyStream(expectedLength: parsed.contentLength.map(Int64.init), queue: queue) { [weak self] then in
                 guard let self else { then(.failed(.connectionClosed)); return }
                 self.bodyRead(generation: generation, then: then)
@@ -447,7 +436,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     private func writeInterim(_ response: HTTPResponse, sequenceNumber: Int) {
         guard !isClosed, machine.phase == .handling, machine.requestsServed == sequenceNumber,
               machine.version == .http1_1 else { return }
-        ResponseWriter.appendInterim(response, into: &out)
+        ResponseWriter.appendInterim(response, into: &output.buffer)
         if !inProcessInput { flushSoon() }
     }
 
@@ -456,29 +445,28 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     /// A `RequestBodyStream.read` (on `queue`).
     private func bodyRead(generation: UInt64, then: @escaping @Sendable (RequestBodyStream.Part) -> Void) {
         if isClosed { then(.failed(.connectionClosed)); return }
-        guard generation == bodyStreamGeneration, machine.streamingRequestBody, pendingBodyRead == nil else {
+        guard bodyReader.accepts(generation), machine.streamingRequestBody else {
             then(.failed(.finished))
             return
         }
-        pendingBodyRead = then
+        bodyReader.wait(then)
         machine.bodyReadRequested()
         if parser.awaitingContinue && !continueSent {
             continueSent = true
-            out.append(contentsOf: ResponseWriter.continueResponse)
+            output.buffer.append(contentsOf: ResponseWriter.continueResponse)
         }
         processInput()  // parses what is buffered; else sets the body deadline and resumes reading
     }
 
     /// Hands `part` to the outstanding read.
     private func deliverBodyPart(_ part: RequestBodyStream.Part) {
-        let then = pendingBodyRead
-        pendingBodyRead = nil
+        let then = bodyReader.take()
         then?(part)
     }
 
     /// Ends a streamed body that can no longer complete; an outstanding read gets `error`.
     private func failBodyStream(_ error: RequestBodyError) {
-        guard machine.streamingRequestBody || pendingBodyRead != nil else { return }
+        guard machine.streamingRequestBody || bodyReader.hasPendingRead else { return }
         machine.requestBodyEnded()
         deliverBodyPart(.failed(error))
     }
@@ -497,14 +485,14 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         currentStatus = code
         currentNote = response.accessLogNote
         currentCompletion = response.onComplete
-        if out.capacity == 0 { out.reserveCapacity(1024 + Int(min(response.body.knownLength ?? 0, Int64(context.configuration.inlineFileBodyLimit)))) }
+        if output.buffer.capacity == 0 { output.buffer.reserveCapacity(1024 + Int(min(response.body.knownLength ?? 0, Int64(context.configuration.inlineFileBodyLimit)))) }
         currentBytes = 0
         if let prepared = response.prepared {
             ResponseWriter.appendHead(prepared, framing: plan.framing, keepAlive: plan.keepAlive, requestVersion: machine.version,
-                                      serverLine: context.serverLine, into: &out)
+                                      serverLine: context.serverLine, into: &output.buffer)
         } else {
             ResponseWriter.appendHead(response.head, framing: plan.framing, keepAlive: plan.keepAlive, requestVersion: machine.version,
-                                      serverLine: context.serverLine, into: &out)
+                                      serverLine: context.serverLine, into: &output.buffer)
         }
         guard plan.sendsBody else {
             responseComplete()
@@ -512,19 +500,19 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         }
         switch response.body {
         case .bytes(let bytes):
-            appendBody(bytes)
+            output.appendBody(bytes, inlineLimit: context.configuration.inlineFileBodyLimit)
             currentBytes = Int64(bytes.count)
             responseComplete()
         case .file(let body):
             currentBytes = Int64(body.range.count)
             if Int64(body.range.count) <= Int64(context.configuration.inlineFileBodyLimit) {
-                if appendFileRange(body.file, body.range) {
+                if output.appendFileRange(body.file, body.range) {
                     responseComplete()
                 } else {
                     close()
                 }
             } else {
-                pendingFile = (body.file, body.range.lowerBound, Int64(body.range.count))
+                output.pendingFile = (body.file, body.range.lowerBound, Int64(body.range.count))
                 machine.bodyPending()
             }
         case .stream(let body):
@@ -545,60 +533,21 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         guard let taker = response.switchProtocols, machine.maySwitchProtocols else {
             return deliver(.text(.badGateway, "protocol switch not possible here"))
         }
-        ResponseWriter.appendSwitchingHead(response.head, serverLine: context.serverLine, into: &out)
+        ResponseWriter.appendSwitchingHead(response.head, serverLine: context.serverLine, into: &output.buffer)
         currentStatus = 101
         context.accessLog.record(method: currentMethod, target: currentTarget, status: 101, bytes: 0,
                                  startNanos: currentStart, connectionID: id, note: response.accessLogNote)
         response.onComplete?(0, MonotonicClock.nanoseconds() &- currentStart)
         flush()
         guard !isClosed else { return }
-        var unsent: [UInt8] = []
-        for segment in queued { unsent += segment.bytes[segment.sent...] }
-        unsent += out[outSent...]
+        let unsent = output.takeUnsent()
         let input = Array(inBuffer[inStart..<inEnd])
         machine.closed()
         interimChannel?.connection = nil
         if registered { loop.deregister(self, descriptor: transport.descriptor); registered = false }
-        out = []
-        queued = []
-        queuedUnsent = 0
         inBuffer = []
         context.registry.remove(self)
         taker(DetachedConnection(transport: transport, loop: loop, bufferedInput: input, pendingOutput: unsent))
-    }
-
-    /// Queues an in-memory body. Small ones are copied behind the head (one write for both); larger
-    /// ones are written from `bytes` itself, so connections sending the same body share one copy.
-    private func appendBody(_ bytes: [UInt8]) {
-        if bytes.count <= context.configuration.inlineFileBodyLimit {
-            out.append(contentsOf: bytes)
-            return
-        }
-        if outSent < out.count {
-            queued.append(Segment(bytes: out, sent: outSent))
-            queuedUnsent += out.count - outSent
-        }
-        out = []
-        outSent = 0
-        queued.append(Segment(bytes: bytes, sent: 0))
-        queuedUnsent += bytes.count
-    }
-
-    /// Reads `range` of `file` onto the end of `out`. False when the file could not be read in full.
-    private func appendFileRange(_ file: OpenFile, _ range: Range<Int64>) -> Bool {
-        let count = Int(range.count)
-        let old = out.count
-        out.append(contentsOf: repeatElement(0, count: count))
-        var done = 0
-        while done < count {
-            let n = out.withUnsafeMutableBytes { b in
-                pread(file.descriptor, b.baseAddress! + old + done, count - done, off_t(range.lowerBound) + off_t(done))
-            }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return false }
-            done += n
-        }
-        return true
     }
 
     /// The current response's last byte is queued: log it and move on to the next request or close.
@@ -646,8 +595,8 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     private func sendError(status: Int, reason: String) {
         let response = HTTPServerResponse.text(HTTPResponse.Status(code: status), reason)
         ResponseWriter.appendHead(response.head, framing: .contentLength(response.body.knownLength ?? 0), keepAlive: false,
-                                  requestVersion: .http1_1, serverLine: context.serverLine, into: &out)
-        if case .bytes(let b) = response.body { out.append(contentsOf: b) }
+                                  requestVersion: .http1_1, serverLine: context.serverLine, into: &output.buffer)
+        if case .bytes(let b) = response.body { output.buffer.append(contentsOf: b) }
         context.accessLog.record(method: currentMethod, target: currentTarget, status: status,
                                  bytes: response.body.knownLength ?? 0, startNanos: currentStart, connectionID: id)
         flush()
@@ -690,7 +639,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     /// round's small responses then leave together.
     private func flushSoon() {
         if flushIsDeferred { return }
-        if pendingFile == nil && pendingOutput <= EventLoop.deferredWriteLimit && loop.deferFlush(self) {
+        if output.pendingFile == nil && pendingOutput <= EventLoop.deferredWriteLimit && loop.deferFlush(self) {
             flushIsDeferred = true
         } else {
             flush()
@@ -707,65 +656,21 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         inFlush = true
         defer { inFlush = false }
         while !isClosed {
-            if !queued.isEmpty {
-                let segment = queued[0]
-                let more = queued.count > 1 || outSent < out.count || pendingFile != nil
-                let result = segment.bytes.withUnsafeBytes { b in
-                    transport.write(UnsafeRawBufferPointer(rebasing: b[segment.sent...]), more: more)
-                }
-                switch result {
-                case .bytes(let n):
-                    queuedUnsent -= n
-                    if segment.sent + n == segment.bytes.count { queued.removeFirst() } else { queued[0].sent += n }
-                    if deadlineKind == .write { setDeadline(.write, after: context.configuration.writeTimeout) }
-                    continue
-                case .wouldBlock:
-                    waitForWritable()
-                    return
-                case .failed, .endOfStream:
-                    close()
-                    return
-                }
-            }
-            if outSent < out.count {
-                let sent = outSent
-                let more = pendingFile != nil
-                let result = out.withUnsafeBytes { b in transport.write(UnsafeRawBufferPointer(rebasing: b[sent...]), more: more) }
-                switch result {
-                case .bytes(let n):
-                    outSent += n
-                    if outSent == out.count { out.removeAll(keepingCapacity: true); outSent = 0 }  // the sweep frees it when idle
-                    if deadlineKind == .write { setDeadline(.write, after: context.configuration.writeTimeout) }
-                    continue
-                case .wouldBlock:
-                    waitForWritable()
-                    return
-                case .failed, .endOfStream:
-                    close()
-                    return
-                }
-            }
-            if let file = pendingFile {
-                let count = Int(min(file.remaining, 1 << 20))
-                if let result = transport.sendFile(file.file.descriptor, offset: file.offset, count: count) {
-                    switch result {
-                    case .bytes(let n):
-                        advanceFile(by: n)
-                        continue
-                    case .wouldBlock:
-                        waitForWritable()
-                        return
-                    case .failed, .endOfStream:
-                        close()
-                        return
-                    }
-                } else {
-                    // Transport cannot send files directly: stage up to 64 KiB through `out`.
-                    let n = Int(min(file.remaining, 64 * 1024))
-                    guard appendFileRange(file.file, file.offset..<file.offset + Int64(n)) else { close(); return }
-                    advanceFile(by: n)
-                    continue
-                }
+            switch output.writeNext(to: transport) {
+            case .wrote:
+                if deadlineKind == .write { setDeadline(.write, after: context.configuration.writeTimeout) }
+                continue
+            case .fileProgress(let finished):
+                if finished { responseComplete() }
+                continue
+            case .wouldBlock:
+                waitForWritable()
+                return
+            case .failed:
+                close()
+                return
+            case .drained:
+                break
             }
             // Everything queued is written.
             waitingWritable = false
@@ -783,18 +688,6 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         }
     }
 
-    private func advanceFile(by n: Int) {
-        guard var file = pendingFile else { return }
-        file.offset += Int64(n)
-        file.remaining -= Int64(n)
-        if file.remaining <= 0 {
-            pendingFile = nil
-            responseComplete()
-        } else {
-            pendingFile = file
-        }
-    }
-
     private func waitForWritable() {
         if deadlineKind != .write && deadlineKind != .handshake { setDeadline(.write, after: context.configuration.writeTimeout) }
         waitingWritable = true  // the write edge that follows the EAGAIN calls `flush` again
@@ -803,9 +696,9 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     // MARK: Streams
 
     /// Called on `queue` by a `StreamWriter`.
-    fileprivate func streamWrite(_ writer: StreamWriter, _ chunk: [UInt8], then: @escaping @Sendable () -> Void) {
+    func streamWrite(_ writer: StreamWriter, _ chunk: [UInt8], then: @escaping @Sendable () -> Void) {
         guard machine.phase == .sendingBody, stream === writer else { then(); return }
-        if writer.chunked { ChunkedCoding.appendChunk(chunk, into: &out) } else { out.append(contentsOf: chunk) }
+        if writer.chunked { ChunkedCoding.appendChunk(chunk, into: &output.buffer) } else { output.buffer.append(contentsOf: chunk) }
         currentBytes += Int64(chunk.count)
         if let previous = streamAcknowledgement { streamAcknowledgement = nil; previous() }
         streamAcknowledgement = then
@@ -817,15 +710,15 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         }
     }
 
-    fileprivate func streamFinish(_ writer: StreamWriter) {
+    func streamFinish(_ writer: StreamWriter) {
         guard machine.phase == .sendingBody, stream === writer else { return }
-        if writer.chunked { out.append(contentsOf: ChunkedCoding.lastChunk) }
+        if writer.chunked { output.buffer.append(contentsOf: ChunkedCoding.lastChunk) }
         stream = nil
         responseComplete()
         if !isClosed { flush() }
     }
 
-    fileprivate func streamAbort(_ writer: StreamWriter) {
+    func streamAbort(_ writer: StreamWriter) {
         guard stream === writer else { return }
         close()  // the body is cut short: closing without the last chunk tells the client it is incomplete
     }
@@ -842,9 +735,9 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     /// and output buffers of a connection with nothing in them, so an idle keep-alive connection holds
     /// none, while a busy one reuses its buffers from request to request.
     func checkDeadline(_ now: DispatchTime) {
-        if machine.phase == .reading && inStart == inEnd && pendingOutput == 0 && pendingFile == nil {
+        if machine.phase == .reading && inStart == inEnd && pendingOutput == 0 && output.pendingFile == nil {
             if !inBuffer.isEmpty { inBuffer = [] }
-            if out.capacity > 0 { out = [] }
+            if output.buffer.capacity > 0 { output.buffer = [] }
         }
         guard !isClosed, deadlineKind != .none, now >= deadline else { return }
         let kind = deadlineKind
@@ -878,15 +771,13 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         failBodyStream(.connectionClosed)
         machine.closed()
         interimChannel?.connection = nil  // breaks the channel's reference to this connection
-        pendingFile = nil
+        output.pendingFile = nil
         if let s = stream { s.cancelled.store(true, ordering: .relaxed); stream = nil }
         if let ack = streamAcknowledgement { streamAcknowledgement = nil; ack() }
         // Leave the epoll set before the descriptor closes (and may be reused).
         if registered { loop.deregister(self, descriptor: transport.descriptor); registered = false }
         transport.close()
-        out = []
-        queued = []
-        queuedUnsent = 0
+        output.removeAll()
         inBuffer = []
         context.registry.remove(self)
     }
@@ -894,28 +785,4 @@ final class Connection: EventLoopMember, @unchecked Sendable {
 
 extension RequestParser.Output {
     var isNeedMoreData: Bool { if case .needMoreData = self { return true } else { return false } }
-}
-
-/// The `ResponseBodyWriter` handed to stream producers; forwards to its connection's queue.
-/// Thread-safety: immutable references plus an atomic `cancelled` flag.
-final class StreamWriter: ResponseBodyWriter, @unchecked Sendable {
-    private let connection: Connection
-    let chunked: Bool
-    let cancelled = Atomic<Bool>(false)
-
-    init(connection: Connection, chunked: Bool) {
-        self.connection = connection
-        self.chunked = chunked
-    }
-
-    var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
-
-    func write(_ chunk: [UInt8], then: @escaping @Sendable () -> Void) {
-        if isCancelled { then(); return }
-        connection.queue.async { self.connection.streamWrite(self, chunk, then: then) }
-    }
-
-    func finish() { connection.queue.async { self.connection.streamFinish(self) } }
-
-    func abort() { connection.queue.async { self.connection.streamAbort(self) } }
 }
