@@ -37,11 +37,19 @@ extension DictionaryCompressionMiddleware {
         // (``LiveVersionIndex/offer``): it could not be kept until this client returns.
         let advertises = !storeHealth.isFailing
         // Nor when the store's writer is too far behind to queue it (the disk slower than the traffic):
-        // it would be advertised and never stored.
-        if advertises && !liveWrites.hasRoom(for: bytes.count) && store.metadata(resource.hash, partition: owner) == nil {
-            liveWrites.refuseOverloaded()
-            return
+        // it would be advertised and never stored. The room is reserved, so no other request can take
+        // it before this version's submit below.
+        var reservation: LiveStoreWriter.Reservation?
+        if advertises {
+            reservation = liveWrites.reserve(bytes: bytes.count)
+            if reservation == nil && store.metadata(resource.hash, partition: owner) == nil {
+                liveWrites.refuseOverloaded()
+                return
+            }
         }
+        // The reservation is given back on every path that does not submit.
+        var submitted = false
+        defer { if !submitted, let reservation { liveWrites.cancel(reservation) } }
         if advertises && !live.offer(resource.hash, at: LiveVersionIndex.SlotKey(rule: rule.name, partition: partition, path: String(path)),
                                      bytes: resource.count, keepSeconds: Double(usable)) {
             observer.live(rule: rule.name, .overBudget)
@@ -67,9 +75,10 @@ extension DictionaryCompressionMiddleware {
                 pattern: rule.match, matchDestinations: rule.matchDest, id: advertisement.id, rule: rule.name,
                 sourcePath: String(path), maxAge: usable, partition: owner)
             let live = self.live, hash = resource.hash
+            submitted = true
             liveWrites.submit(.init(partition: owner, hash: hash),
                               write: DictionaryStoreWrite(bytes: bytes, hash: hash, description: description, now: now),
-                              stillRetained: { !advertises || live.retains(hash, partition: partition) })
+                              reservation: reservation, stillRetained: { !advertises || live.retains(hash, partition: partition) })
         }
         guard advertises else { return }
         fields[.useAsDictionary] = value

@@ -45,7 +45,10 @@ final class LiveStoreWriter: Sendable {
 
     private struct State {
         var pending = Set<Key>()
+        /// Bytes of the queued versions plus those of the open reservations.
         var pendingBytes = 0
+        /// Reservations made and neither submitted nor cancelled.
+        var reservations = 0
         var queued: [Item] = []
         /// A commit is scheduled or running (it takes every item queued before it finishes).
         var committing = false
@@ -87,14 +90,50 @@ final class LiveStoreWriter: Sendable {
         self.counters = counters
     }
 
+    /// Room for one version of `bytes`, held until it is submitted or cancelled: a caller that must
+    /// not promise what cannot be stored reserves before advertising, so no other submit between its
+    /// check and its submit can make it overloaded. Nil when the queue is too far behind (the caller
+    /// counts that with ``refuseOverloaded()``).
+    struct Reservation: Sendable {
+        fileprivate let bytes: Int
+    }
+
+    /// Reserves room for a version of `bytes` (see ``Reservation``), or nil when more than
+    /// `maxPendingBytes` would wait (one version always fits an empty queue).
+    func reserve(bytes: Int) -> Reservation? {
+        state.withLock { s in
+            guard s.pending.isEmpty && s.reservations == 0 || s.pendingBytes + bytes <= maxPendingBytes else { return nil }
+            s.pendingBytes += bytes
+            s.reservations += 1
+            return Reservation(bytes: bytes)
+        }
+    }
+
+    /// Gives back a reservation that will not be submitted.
+    func cancel(_ reservation: Reservation) {
+        state.withLock { s in
+            s.pendingBytes -= reservation.bytes
+            s.reservations -= 1
+        }
+    }
+
     /// Queues `write` for the version `key` unless one of the cases above applies; `stillRetained` is
-    /// asked on the queue just before its batch is written. Returns the case that refused it, or nil.
+    /// asked on the queue just before its batch is written. With a `reservation` (made for these
+    /// bytes) it is never refused as overloaded, and the reservation is used up either way. Returns the
+    /// case that refused it, or nil.
     @discardableResult
-    func submit(_ key: Key, write: DictionaryStoreWrite, stillRetained: @escaping @Sendable () -> Bool) -> Outcome? {
+    func submit(_ key: Key, write: DictionaryStoreWrite, reservation: Reservation? = nil,
+                stillRetained: @escaping @Sendable () -> Bool) -> Outcome? {
         let bytes = write.bytes.count
         let (refused, start): (Outcome?, Bool) = state.withLock { s in
+            if let reservation {
+                s.pendingBytes -= reservation.bytes
+                s.reservations -= 1
+            }
             if s.pending.contains(key) { return (.pending, false) }
-            if s.pendingBytes + bytes > maxPendingBytes && !s.pending.isEmpty { return (.overloaded, false) }
+            if reservation == nil && s.pendingBytes + bytes > maxPendingBytes && !(s.pending.isEmpty && s.reservations == 0) {
+                return (.overloaded, false)
+            }
             s.pending.insert(key)
             s.pendingBytes += bytes
             s.queued.append(Item(key: key, write: write, stillRetained: stillRetained))
@@ -110,13 +149,7 @@ final class LiveStoreWriter: Sendable {
         return nil
     }
 
-    /// Whether a version of `bytes` would be queued now rather than refused as overloaded. A caller that
-    /// must not promise what cannot be stored asks first (and counts its refusal with ``refuseOverloaded()``).
-    func hasRoom(for bytes: Int) -> Bool {
-        state.withLock { $0.pending.isEmpty || $0.pendingBytes + bytes <= maxPendingBytes }
-    }
-
-    /// Counts a version the caller did not submit because ``hasRoom(for:)`` said no.
+    /// Counts a version the caller did not submit because ``reserve(bytes:)`` said no.
     func refuseOverloaded() { counters[.overloaded]?.increment() }
 
     private func scheduleCommit() {
