@@ -254,6 +254,42 @@ import TestSupport
 
     // MARK: Deadlines, driven by the test
 
+    /// `writeTimeout` bounds the time between two pieces of write progress, not the whole response:
+    /// a slow client that keeps taking a large file (sendfile, or staged through the buffer) keeps
+    /// its connection. The deadline is checked at a time that only a deadline restarted by the last
+    /// progress has not reached.
+    @Test(arguments: [true, false])
+    func writeProgressOnAFileRestartsTheWriteDeadline(sendsFiles: Bool) {
+        let directory = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let fileBytes = Self.randomBody(1 << 20, seed: 5)
+        let path = directory + "/large.bin"
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(fileBytes)))
+        let harness = ConnectionHarness(handler: EchoHandler(filePath: path))
+        let transport = InMemoryTransport(sendsFiles: sendsFiles, window: 64 << 10)
+        let connection = harness.connect(transport)
+        transport.send("GET /file HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(transport.wait { $0.blockedWrites > 0 })
+        // The first wait for writability (and its write deadline) is at least this long ago when
+        // the client takes more.
+        usleep(300_000)
+        let progress = DispatchTime.now()
+        let blocked = transport.state.withLock { $0.blockedWrites }
+        transport.allow(64 << 10)
+        #expect(transport.wait { $0.blockedWrites > blocked })
+        let writeTimeout = harness.context.configuration.writeTimeout
+        harness.onLoop(connection) {
+            connection.checkDeadline(progress + .nanoseconds(Int(writeTimeout.nanoseconds)) - .milliseconds(100))
+        }
+        #expect(!transport.isClosed)
+        transport.allow(Int.max / 2)
+        let responses = ParsedResponses.wait(for: 1, on: transport)
+        #expect(responses.first.map { $0.body == fileBytes } == true, "\(responses.first?.body.count ?? -1) of \(fileBytes.count) bytes")
+        transport.endInput()
+        #expect(harness.waitUntilAllClosed())
+    }
+
+
     @Test func anIncompleteHeadGets408AtItsDeadlineAndNotBefore() {
         let harness = ConnectionHarness(handler: EchoHandler())
         let transport = InMemoryTransport()
