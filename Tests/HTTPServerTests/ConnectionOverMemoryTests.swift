@@ -4,10 +4,10 @@ import Glibc
 import Dispatch
 import Foundation
 import HTTPTypes
-import Synchronization
 import Testing
 import TestSupport
 @testable import HTTPServer
+import Locking
 
 /// The connection glue (reads, parsing across reads, dispatch, the output queue, back-pressure, the
 /// end of a connection, deadlines) driven through an `InMemoryTransport` on a real event loop.
@@ -128,7 +128,7 @@ import TestSupport
         struct StreamSum: HTTPHandler {
             func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
                 guard let stream = request.bodyStream else { return respond(.text(.badRequest, "not streamed")) }
-                let received = Mutex<[UInt8]>([])
+                let received = Locked<[UInt8]>([])
                 @Sendable func next() {
                     stream.read { part in
                         switch part {
@@ -157,7 +157,7 @@ import TestSupport
     // MARK: The client going away
 
     @Test func aClientThatClosesMidResponseEndsTheStreamAndTheConnection() {
-        let stopped = Mutex<(written: Int, sawCancel: Bool)>((0, false))
+        let stopped = Locked<(written: Int, sawCancel: Bool)>((0, false))
         let harness = ConnectionHarness(handler: ClosureHandler { _, respond in
             respond(HTTPServerResponse(status: .ok, body: .stream(StreamBody { writer in
                 @Sendable func next(_ i: Int) {

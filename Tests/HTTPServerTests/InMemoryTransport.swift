@@ -4,8 +4,8 @@ import Glibc
 import Dispatch
 import HTTPCore
 import Logging
-import Synchronization
 @testable import HTTPServer
+import Locking
 
 /// A `ByteTransport` whose peer is the test, in the manner of SwiftNIO's `EmbeddedChannel`: the test
 /// hands in bytes in the pieces it chooses (each `send` is one read's worth, or several when the
@@ -19,7 +19,7 @@ import Synchronization
 /// drives a socket (a `read` that finds nothing to give drains those bytes). The transport's own reads
 /// never report "drained", so the connection reads until `wouldBlock`.
 ///
-/// Thread-safety: all state behind one `Mutex`; the connection calls in on its loop's queue, the test
+/// Thread-safety: all state behind one `Locked`; the connection calls in on its loop's queue, the test
 /// from its own thread.
 final class InMemoryTransport: ByteTransport, Sendable {
     struct State {
@@ -40,7 +40,7 @@ final class InMemoryTransport: ByteTransport, Sendable {
         var blockedWrites = 0
     }
 
-    let state = Mutex(State())
+    let state = Locked(State())
     /// The end the connection registers, and the end the test signals through.
     let descriptor: Int32
     private let signalDescriptor: Int32

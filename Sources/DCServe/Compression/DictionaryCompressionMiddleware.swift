@@ -4,7 +4,7 @@ import Foundation
 import HTTPServer
 import HTTPTypes
 import Logging
-import Synchronization
+import Locking
 
 /// The dictionary-compression step: one middleware around any handler (static files, a proxy).
 ///
@@ -55,7 +55,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     let observer: any CompressionObserver
     let logger: Logger
     /// Hashes stored by this process: later serves only update `lastServed` (no disk write).
-    let storedThisRun = Mutex(Set<DictionaryHash>())
+    let storedThisRun = Locked(Set<DictionaryHash>())
     /// `Available-Dictionary` values parsed once each (clients send the same few values again and again).
     let availableDictionaries = BoundedMemo<String, AvailableDictionary.Parsed>()
     /// Whether a `Content-Type` value is an already-compressed media type, decided once per value.
