@@ -11,6 +11,12 @@
 // links only those products; SwiftPM then builds no system-library target.
 import PackageDescription
 
+/// ThreadSanitizer builds set DCSERVE_TSAN_LOCKS=1: `Locked` is then an NSLock-based class TSan sees (see
+/// Sources/Locking). Build that variant in a scratch path of its own (`--scratch-path .build-tsan`): flipping
+/// it in one build folder leaves objects compiled against the other layout (an incremental build does not
+/// recompile every user of a type that merely contains a `Locked`).
+let tsanLocks = Context.environment["DCSERVE_TSAN_LOCKS"] == "1"
+
 let package = Package(
     name: "dcserve",
     // The server targets are Linux-only in practice; the client products build on every platform listed.
@@ -65,6 +71,10 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CLinux"),
 
+        // The one lock type (`Locked`): Synchronization.Mutex, or, when the package is built with
+        // DCSERVE_TSAN_LOCKS=1 in the environment (ThreadSanitizer runs), an NSLock TSan sees.
+        .target(name: "Locking", swiftSettings: tsanLocks ? [.define("DCSERVE_TSAN_LOCKS")] : []),
+
         // Portable pieces shared by the server and the client (Swift and Foundation only):
         // HTTP field-value splitting and HTTP dates; the dictionary-coding vocabulary (hash, coding
         // tokens, dcb/dcz header, limits, errors); the RFC 9842 field models and URL patterns.
@@ -73,6 +83,7 @@ let package = Package(
         .target(
             name: "DictionaryTransportFields",
             dependencies: [
+                "Locking",
                 "DictionaryCodecTypes",
                 .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -81,7 +92,7 @@ let package = Package(
 
         .target(
             name: "DictionaryCodec",
-            dependencies: ["DictionaryCodecTypes", "CZstd", "CBrotli", "COpenSSL", "CZlib"]
+            dependencies: ["Locking", "DictionaryCodecTypes", "CZstd", "CBrotli", "COpenSSL", "CZlib"]
         ),
         // Zstandard (RFC 8878) and dcz (RFC 9842 §5) decoding in Swift only, for clients without libzstd.
         .target(name: "PortableZstd"),
@@ -90,6 +101,7 @@ let package = Package(
         .target(
             name: "HTTPCore",
             dependencies: [
+                "Locking",
                 "HTTPFieldValues",
                 "COpenSSL",
                 "CLinux",
@@ -100,6 +112,7 @@ let package = Package(
         .target(
             name: "HTTPServer",
             dependencies: [
+                "Locking",
                 "HTTPCore",
                 "COpenSSL",
                 "CLinux",
@@ -111,6 +124,7 @@ let package = Package(
         .target(
             name: "HTTPClient",
             dependencies: [
+                "Locking",
                 "HTTPCore",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
@@ -118,6 +132,7 @@ let package = Package(
         .target(
             name: "DictionaryTransport",
             dependencies: [
+                "Locking",
                 "DictionaryTransportFields",
                 "DictionaryCodec",
                 "HTTPCore",  // FieldValueMembers: field values split at separator bytes, as the wire has them
@@ -132,6 +147,7 @@ let package = Package(
         .target(
             name: "DictionaryStorePostgres",
             dependencies: [
+                "Locking",
                 "DictionaryTransport",
                 "DictionaryCodec",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -144,6 +160,7 @@ let package = Package(
         .target(
             name: "DictionaryStoreSQLite",
             dependencies: [
+                "Locking",
                 "DictionaryTransport",
                 "DictionaryCodec",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -154,6 +171,7 @@ let package = Package(
         .target(
             name: "DCServe",
             dependencies: [
+                "Locking",
                 "DictionaryStoreSQLite",
                 "CLinux",  // malloc_trim when idle
                 "HTTPServer",
@@ -175,6 +193,7 @@ let package = Package(
         .target(
             name: "DictionaryClient",
             dependencies: [
+                "Locking",
                 "HTTPFieldValues",
                 "DictionaryCodecTypes",
                 "DictionaryTransportFields",
@@ -187,6 +206,7 @@ let package = Package(
         .target(
             name: "DictionaryClientURLSession",
             dependencies: [
+                "Locking",
                 "DictionaryClient",
                 "DictionaryTransportFields",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -206,7 +226,7 @@ let package = Package(
         // dcb/br/gzip (and dcz/zstd) through DictionaryCodec's system libraries, for Linux and `dcserve fetch`.
         .target(
             name: "DictionaryClientSystemCodecs",
-            dependencies: ["DictionaryClient", "DictionaryCodec", "DictionaryTransportFields"]
+            dependencies: ["Locking", "DictionaryClient", "DictionaryCodec", "DictionaryTransportFields"]
         ),
         // Drives the client end to end against a running dcserve (Tests/integration/test_client_end_to_end.py).
         .executableTarget(
@@ -224,6 +244,7 @@ let package = Package(
         .target(
             name: "DCServeLab",
             dependencies: [
+                "Locking",
                 "HTTPServer",
                 "DictionaryCodec",
                 "DictionaryTransport",
@@ -234,6 +255,7 @@ let package = Package(
         .target(
             name: "DCServeEstimate",
             dependencies: [
+                "Locking",
                 "DCServe",
                 "DictionaryClient",
                 "DictionaryClientSystemCodecs",
@@ -250,6 +272,7 @@ let package = Package(
         .executableTarget(
             name: "dcserve",
             dependencies: [
+                "Locking",
                 "DCServe",
                 "DictionaryStoreSQLite",  // train --store
                 "DCServeLab",
@@ -269,7 +292,7 @@ let package = Package(
         ),
 
         // Shared by the test targets: a seeded generator, temporary directories, field and request builders.
-        .target(name: "TestSupport", dependencies: [.product(name: "HTTPTypes", package: "swift-http-types")], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Locking", .product(name: "HTTPTypes", package: "swift-http-types")], path: "Tests/TestSupport"),
         .testTarget(
             name: "DictionaryCodecTests",
             dependencies: [

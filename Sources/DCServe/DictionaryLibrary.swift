@@ -1,7 +1,7 @@
 import DictionaryCodec
 import DictionaryTransport
 import HTTPCore
-import Synchronization
+import Locking
 
 /// Verified dictionaries from the store as `CompressionDictionary` objects, kept so that their
 /// prepared forms (zstd CDict, brotli prepared dictionary — milliseconds per MB to build) are made
@@ -138,7 +138,7 @@ public final class DictionaryLibrary: Sendable {
     public let store: any DictionaryStore
     public let capacity: Int
     public let maxBytes: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Where a caller on an event loop runs work that needs ``needsStoreRead(_:partition:)``'s store
     /// read: threads of their own (at most `storeReadThreads` at once; more work waits its turn without
     /// a thread), so a slow store never holds up Dispatch's shared worker pool.

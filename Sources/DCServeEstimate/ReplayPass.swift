@@ -6,6 +6,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import Prometheus
+import Locking
 
 /// One replay of recorded exchanges through a real dcserve server started in this process on a
 /// loopback port, proxying to a ``ReplayUpstream`` that serves the recorded responses.
@@ -81,15 +82,17 @@ struct ReplayPass {
             throw ReplayPassError(description: "the replay server did not report its port")
         }
         let transport = ReplayTransport(port: Int(port))
-        let clock = LockedState(Date())
+        /// The recording's clock, read by the client (its closure keeps the reference).
+        final class Clock: Sendable { let now = Locked(Date()) }
+        let clock = Clock()
         // The system libraries' decoders (dcb, br, gzip, zstd, dcz): each request names its Accept-Encoding.
         let client = DictionaryClient(store: try ClientDictionaryStore(location: .memory),
-                                      decoders: .systemLibraries, now: { clock.withLock { $0 } })
+                                      decoders: .systemLibraries, now: { clock.now.withLock { $0 } })
         let identity = ClientIdentity(configuration: configuration)
         var observations: [ReplayObservation] = []
         observations.reserveCapacity(exchanges.count)
         for exchange in exchanges {
-            clock.withLock { $0 = exchange.started }
+            clock.now.withLock { $0 = exchange.started }
             observations.append(replay(exchange, port: Int(port), transport: transport, client: client, identity: identity,
                                        partition: identity.partition(of: exchange), now: exchange.started))
         }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPServer
 import HTTPTypes
 import Logging
+import Locking
 
 /// An in-process HTTP server on 127.0.0.1 (a free port) that answers with recorded responses: the
 /// upstream dcserve proxies to during a replay.
@@ -73,20 +74,22 @@ public final class ReplayUpstream: Sendable {
     }
 
     /// The response queues, one lock around them.
-    private final class Queues: @unchecked Sendable {
-        private var queues: [String: [HTTPServerResponse]]
-        private var positions: [String: Int] = [:]
-        private let lock = NSLock()
+    private final class Queues: Sendable {
+        private struct State {
+            var queues: [String: [HTTPServerResponse]]
+            var positions: [String: Int] = [:]
+        }
+        private let state: Locked<State>
 
-        init(_ queues: [String: [HTTPServerResponse]]) { self.queues = queues }
+        init(_ queues: [String: [HTTPServerResponse]]) { state = Locked(State(queues: queues)) }
 
         func next(_ key: String) -> HTTPServerResponse? {
-            lock.lock()
-            defer { lock.unlock() }
-            guard let queue = queues[key], !queue.isEmpty else { return nil }
-            let position = positions[key, default: 0]
-            positions[key] = position + 1
-            return queue[min(position, queue.count - 1)]
+            state.withLock { s in
+                guard let queue = s.queues[key], !queue.isEmpty else { return nil }
+                let position = s.positions[key, default: 0]
+                s.positions[key] = position + 1
+                return queue[min(position, queue.count - 1)]
+            }
         }
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// One request the lab received for a run's scenario resource: what the client sent that the grading
 /// looks at. A value; thread-safe.
@@ -58,7 +58,7 @@ final class LabRunStore: Sendable {
         var runs: [String: Run] = [:]
         var clock: UInt64 = 0
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(maxRuns: Int = 256, maxRequestsPerRun: Int = 4000) {
         self.maxRuns = maxRuns

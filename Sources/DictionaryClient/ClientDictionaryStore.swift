@@ -1,6 +1,7 @@
 import DictionaryCodecTypes
 import DictionaryTransportFields
 import Foundation
+import Locking
 
 /// The client's dictionaries: metadata plus bytes, in memory or in a directory, partitioned by a
 /// caller-given key, bounded by ``ClientStoreLimits``.
@@ -37,7 +38,7 @@ public final class ClientDictionaryStore: Sendable {
         var entries: [StoredDictionary.Key: StoredDictionary] = [:]
         var memoryBodies: [StoredDictionary.Key: [UInt8]] = [:]
     }
-    private let state = LockedState(State())
+    private let state = Locked(State())
 
     /// Opens (or creates) the store. Throws ``DictionaryClientError/storage(_:)`` when the directory
     /// cannot be created. An unreadable or malformed index starts an empty store (the old files are

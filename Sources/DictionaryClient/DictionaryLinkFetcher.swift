@@ -1,4 +1,5 @@
 import DictionaryTransportFields
+import Locking
 /// Fetches a dictionary announced by `Link: rel="compression-dictionary"`: implemented by the
 /// transport adapter, which sends a GET for `target` (prepared with ``DictionaryClient/prepare(url:destination:partition:fields:)``
 /// like any request) and hands the response to ``DictionaryClient/process(_:for:)``, which registers it.
@@ -23,7 +24,7 @@ public final class DictionaryLinkQueue: Sendable {
         var failed = 0
         var completed = 0
     }
-    private let state = LockedState(State())
+    private let state = Locked(State())
 
     public init(fetcher: any DictionaryLinkFetcher, maxPending: Int = 8, maxConcurrent: Int = 2) {
         self.fetcher = fetcher

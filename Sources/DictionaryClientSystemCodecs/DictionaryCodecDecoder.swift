@@ -1,6 +1,7 @@
 import DictionaryClient
 import DictionaryCodec
 import DictionaryTransportFields
+import Locking
 
 /// dcb, dcz, br, zstd and gzip through DictionaryCodec (libbrotli ≥ 1.1, libzstd, zlib): the decoder
 /// to plug into a ``DictionaryClient`` where those libraries are present (Linux, servers,
@@ -9,7 +10,11 @@ import DictionaryTransportFields
 /// Thread-safe. Keeps the last dictionary's prepared form (a `CompressionDictionary`) so a series of
 /// responses against one dictionary hashes and prepares it once.
 public struct DictionaryCodecDecoder: ResponseDecoding {
-    private let lastDictionary = LockedState<CompressionDictionary?>(nil)
+    /// Shared by the decoder's copies.
+    private final class LastDictionary: Sendable {
+        let value = Locked<CompressionDictionary?>(nil)
+    }
+    private let lastDictionary = LastDictionary()
 
     public init() {}
 
@@ -29,7 +34,7 @@ public struct DictionaryCodecDecoder: ResponseDecoding {
     }
 
     private func prepared(_ dictionary: DictionaryBytes) -> CompressionDictionary {
-        lastDictionary.withLock { last in
+        lastDictionary.value.withLock { last in
             if let last, last.hash == dictionary.hash, last.count == dictionary.count { return last }
             let made = CompressionDictionary(bytes: dictionary.bytes)
             last = made

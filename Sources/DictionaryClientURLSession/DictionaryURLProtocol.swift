@@ -3,6 +3,7 @@ import DictionaryTransportFields
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import Locking
 #endif
 
 /// A `URLProtocol` that routes http(s) requests through a ``DictionaryURLSession``, for code that
@@ -19,8 +20,8 @@ import FoundationNetworking
 /// URL loading system's client is called on the thread that started loading (Apple platforms: its run
 /// loop; Linux: FoundationNetworking's client hops to the session's queue itself).
 public final class DictionaryURLProtocol: URLProtocol {
-    private static let installed = LockedState<DictionaryURLSession?>(nil)
-    private let loading = LockedState<Task<Void, Never>?>(nil)
+    private static let installed = Locked<DictionaryURLSession?>(nil)
+    private let loading = Locked<Task<Void, Never>?>(nil)
 
     /// Routes requests of every session that lists this class through `session` (nil to stop).
     public static func install(_ session: DictionaryURLSession?) {

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// A compression dictionary: immutable bytes plus their SHA-256, with prepared (pre-indexed) forms for
 /// the zstd and brotli encoders and the zstd decoder, built lazily and cached.
@@ -11,7 +11,7 @@ import Synchronization
 /// prepared form and every encoder/decoder using one.
 ///
 /// Thread-safety: `Sendable`. The bytes are never mutated. Each prepared form has its own slot with
-/// its own `Mutex`; it is built at most once per (dictionary, coding, level) while that slot's lock is
+/// its own `Locked`; it is built at most once per (dictionary, coding, level) while that slot's lock is
 /// held (concurrent callers for the same form wait instead of duplicating milliseconds of work;
 /// callers for other forms — e.g. a request at level 3 while a background job prepares level 19 —
 /// are not blocked), then shared:
@@ -33,7 +33,7 @@ public final class CompressionDictionary: Sendable, Hashable, CustomStringConver
         init(_ buffer: UnsafeMutableRawBufferPointer) { self.buffer = buffer }
         deinit { buffer.deallocate() }
     }
-    private let cache = Mutex(PreparedCache())
+    private let cache = Locked(PreparedCache())
 
     private struct PreparedCache {
         var zstdCompression: [Int: PreparedSlot<PreparedZstdCompressionDictionary>] = [:]
@@ -164,7 +164,7 @@ public final class CompressionDictionary: Sendable, Hashable, CustomStringConver
 /// One lazily built prepared form: built once under its own lock, then returned to every caller.
 /// A failed build is not cached (the next caller tries again).
 final class PreparedSlot<Prepared: Sendable>: Sendable {
-    private let value = Mutex<Prepared?>(nil)
+    private let value = Locked<Prepared?>(nil)
 
     /// The form if it was built; nil while it is being built (never waits) or before.
     var built: Prepared? { value.withLockIfAvailable { $0 } ?? nil }

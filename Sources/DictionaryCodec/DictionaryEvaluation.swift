@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 
 /// How much a dictionary saves on held-out responses, computed with dcserve's own encoders
 /// (``ContentCoding/encode(_:dictionary:level:)``), exactly as `dcserve serve` would send them.
@@ -109,17 +110,16 @@ public struct DictionaryEvaluation: Sendable {
 }
 
 /// Results written by worker threads (lock-protected), read after they finished.
-final class ResultSlots<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var slots: [Result<Value, any Error>?]
+final class ResultSlots<Value: Sendable>: Sendable {
+    private let slots: Locked<[Result<Value, any Error>?]>
 
-    init(count: Int) { slots = Array(repeating: nil, count: count) }
+    init(count: Int) { slots = Locked(Array(repeating: nil, count: count)) }
 
-    func set(_ i: Int, _ value: Result<Value, any Error>) { lock.withLock { slots[i] = value } }
+    func set(_ i: Int, _ value: Result<Value, any Error>) { slots.withLock { $0[i] = value } }
 
-    func get(_ i: Int) throws -> Value { try lock.withLock { slots[i]! }.get() }
+    func get(_ i: Int) throws -> Value { try slots.withLock { $0[i]! }.get() }
 
     var completedFraction: Double {
-        lock.withLock { Double(slots.count { $0 != nil }) / Double(max(1, slots.count)) }
+        slots.withLock { slots in Double(slots.count { $0 != nil }) / Double(max(1, slots.count)) }
     }
 }

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// Reusable output buffers for one-shot encodes: an encoder writes its worst case (a compression bound,
 /// about the input's size) into one of these and the caller copies out only the bytes written. A
@@ -6,12 +6,12 @@ import Synchronization
 /// 32 KiB and more on their own), page-faulted in full, for an output that is often a few hundred bytes.
 ///
 /// Thread-safety: `withBuffer` hands a buffer to exactly one caller for the closure's duration; the
-/// idle list is guarded by a `Mutex`. At most `maxIdle` buffers of `bufferBytes` each are kept.
+/// idle list is guarded by a `Locked`. At most `maxIdle` buffers of `bufferBytes` each are kept.
 final class EncodeOutputScratch: Sendable {
     static let shared = EncodeOutputScratch(bufferBytes: 256 << 10, maxIdle: 8)
 
     private struct Buffer: @unchecked Sendable { let memory: UnsafeMutableRawBufferPointer }
-    private let idle = Mutex<[Buffer]>([])
+    private let idle = Locked<[Buffer]>([])
     let bufferBytes: Int
     private let maxIdle: Int
 

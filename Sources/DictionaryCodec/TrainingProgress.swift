@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// Progress of a long training or evaluation run, shared between the worker that advances it and a
 /// reporter that polls it (a progress bar repainting on a timer while a ZDICT call blocks).
@@ -10,7 +10,7 @@ import Synchronization
 /// assumed to advance with elapsed time against its estimate (capped at 95 %), and the estimate for
 /// the rest is scaled by how long finished stages really took compared with their estimates.
 ///
-/// Thread-safety: all state is behind a `Mutex`; any thread may call any method.
+/// Thread-safety: all state is behind a `Locked`; any thread may call any method.
 public final class TrainingProgress: Sendable {
     /// What a reporter shows.
     public struct Snapshot: Sendable {
@@ -40,7 +40,7 @@ public final class TrainingProgress: Sendable {
     }
 
     private let start: Date
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init(start: Date = Date()) { self.start = start }
 

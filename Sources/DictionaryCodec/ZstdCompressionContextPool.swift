@@ -1,16 +1,16 @@
 import CZstd
-import Synchronization
+import Locking
 
 /// Reuses `ZSTD_CCtx` objects across one-shot compressions: a context's tables are megabytes at high
 /// levels, and reallocating them per body costs more than compressing a small one.
 ///
-/// Thread-safety: `acquire`/`release` are guarded by a `Mutex`; a context is owned by exactly one
+/// Thread-safety: `acquire`/`release` are guarded by a `Locked`; a context is owned by exactly one
 /// caller between them. At most `maxIdle` idle contexts are kept; extras are freed.
 final class ZstdCompressionContextPool: Sendable {
     static let shared = ZstdCompressionContextPool(maxIdle: 8)
 
     private struct Context: @unchecked Sendable { let pointer: OpaquePointer }
-    private let idle = Mutex<[Context]>([])
+    private let idle = Locked<[Context]>([])
     private let maxIdle: Int
 
     init(maxIdle: Int) { self.maxIdle = maxIdle }

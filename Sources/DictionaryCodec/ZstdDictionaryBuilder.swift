@@ -1,5 +1,6 @@
 import CZstd
 import Foundation
+import Locking
 
 /// Thin, checked wrappers around libzstd's dictionary builder (ZDICT cover / fastCover) that return
 /// **raw content** — the bytes RFC 9842 ships — never a zstd-format dictionary.
@@ -20,7 +21,7 @@ public enum ZstdDictionaryBuilder {
     static let headerSlack = 2048
 
     /// Held around every ZDICT cover call (see the type's documentation).
-    private static let coverLock = NSLock()
+    private static let coverLock = Locked(())
 
     /// The parameters a cover/fastCover build used (after optimisation, the ones it chose).
     public struct Parameters: Sendable, Hashable, CustomStringConvertible {
@@ -80,7 +81,7 @@ public enum ZstdDictionaryBuilder {
         params.nbThreads = 1
         params.splitPoint = 1.0
         return try build(input, targetSize: targetSize) { out, cap, samples, sizes, count in
-            coverLock.withLock { ZDICT_trainFromBuffer_cover(out, cap, samples, sizes, count, params) }
+            coverLock.withLock { _ in ZDICT_trainFromBuffer_cover(out, cap, samples, sizes, count, params) }
         }
     }
 
@@ -95,7 +96,7 @@ public enum ZstdDictionaryBuilder {
         params.nbThreads = 1
         params.splitPoint = 1.0
         let content = try build(input, targetSize: targetSize) { out, cap, samples, sizes, count in
-            coverLock.withLock { ZDICT_optimizeTrainFromBuffer_cover(out, cap, samples, sizes, count, &params) }
+            coverLock.withLock { _ in ZDICT_optimizeTrainFromBuffer_cover(out, cap, samples, sizes, count, &params) }
         }
         return (content, Parameters(k: Int(params.k), d: Int(params.d), f: nil))
     }

@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import Locking
 
 /// Runs `operation` in a new task and blocks the calling thread until it finishes or `timeout`
 /// passes (then the task is cancelled and ``DictionaryStorePostgresError`` "timed out" thrown).
@@ -11,7 +11,7 @@ import Synchronization
 @discardableResult
 func blockingAwait<T: Sendable>(timeout seconds: Double, what: String,
                                 _ operation: @escaping @Sendable () async throws -> T) throws -> T {
-    let outcome = Mutex<Result<T, any Error>?>(nil)
+    let outcome = Locked<Result<T, any Error>?>(nil)
     let done = DispatchSemaphore(value: 0)
     let task = Task {
         let result: Result<T, any Error>

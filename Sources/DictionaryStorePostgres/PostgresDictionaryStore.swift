@@ -7,7 +7,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import PostgresNIO
-import Synchronization
+import Locking
 
 /// A ``DictionaryStore`` in PostgreSQL, shared by every dcserve instance connected to the database.
 ///
@@ -31,7 +31,7 @@ import Synchronization
 /// reloads every record (catching up with what it missed: observers hear of the rows removed and
 /// stored meanwhile, as if notified).
 ///
-/// Thread-safety: all state behind one `Mutex`; the synchronous methods block the calling thread
+/// Thread-safety: all state behind one `Locked`; the synchronous methods block the calling thread
 /// on database work (never longer than the connect timeout) and must not be called from Swift
 /// concurrency tasks (dcserve calls them from its event loops and housekeeping queue).
 public final class PostgresDictionaryStore: DictionaryStore {
@@ -63,9 +63,9 @@ public final class PostgresDictionaryStore: DictionaryStore {
     private let logger: Logger
     let client: PostgresClient
     private let connectionConfiguration: PostgresConnection.Configuration
-    private let tasks = Mutex<[Task<Void, Never>]>([])
-    private let state = Mutex(State())
-    private let observers = Mutex<[@Sendable (Change) -> Void]>([])
+    private let tasks = Locked<[Task<Void, Never>]>([])
+    private let state = Locked(State())
+    private let observers = Locked<[@Sendable (Change) -> Void]>([])
     private let metrics = Metrics()
 
     private struct State {

@@ -4,7 +4,7 @@ import DictionaryTransport
 import Dispatch
 import Foundation
 import Logging
-import Synchronization
+import Locking
 
 /// A ``DictionaryStore`` made of a shared store (PostgreSQL, the source of truth for which
 /// dictionaries exist and their records) and a bounded local cache of bytes (a
@@ -25,12 +25,12 @@ import Synchronization
 /// - `prune` applies retention in the shared tier (one instance at a time) and trims the local cache
 ///   to its budget; dictionaries removed by any instance stop being returned at once here.
 ///
-/// Thread-safety: as its tiers (both thread-safe); the single-flight table is behind a `Mutex`.
+/// Thread-safety: as its tiers (both thread-safe); the single-flight table is behind a `Locked`.
 public final class TieredDictionaryStore: DictionaryStore {
     public let local: DirectoryDictionaryStore
     public let shared: PostgresDictionaryStore
     private let logger: Logger
-    private let flights = Mutex<[PostgresDictionaryStore.RowKey: Flight]>([:])
+    private let flights = Locked<[PostgresDictionaryStore.RowKey: Flight]>([:])
     /// Writes the local copies of dictionaries read from the shared tier, one at a time.
     private let cacheWriter = DispatchQueue(label: "dcserve.tiered-store.cache-writer", qos: .utility)
     private let localHits = Counter(label: "dcserve_store_tier_loads_total", dimensions: [("tier", "local")])
@@ -39,7 +39,7 @@ public final class TieredDictionaryStore: DictionaryStore {
     /// One database read that concurrent callers wait for.
     private final class Flight: Sendable {
         let done = DispatchGroup()
-        let result = Mutex<StoredDictionary?>(nil)
+        let result = Locked<StoredDictionary?>(nil)
         init() { done.enter() }
     }
 

@@ -4,7 +4,7 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import Logging
-import Synchronization
+import Locking
 
 /// A ``DictionaryTransport/DictionaryStore`` in one SQLite database file: the single-instance store
 /// made for many small versions (each user's last responses), where a directory of files churns inodes.
@@ -61,7 +61,7 @@ public final class SQLiteDictionaryStore: DictionaryStore {
     public let maxDictionaryBytes: Int
     private let pool: DatabasePool
     private let logger: Logger
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct Key: Hashable {
         var partition: String

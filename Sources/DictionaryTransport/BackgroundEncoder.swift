@@ -1,17 +1,18 @@
 import Dispatch
+import Locking
 
 /// A small work queue for best-level re-encodes that must not delay responses.
 ///
 /// Jobs are closures keyed by `Key` (e.g. a ``VariantKey``): a job whose key is already queued or
 /// running is dropped (de-duplication), and at most `maxPending` jobs wait (more are dropped and
 /// counted). At most `maxConcurrent` jobs run at once (default 1) on Dispatch's global utility queue.
-/// Knows nothing about codecs. Thread-safe (state behind one `LockedState` lock).
+/// Knows nothing about codecs. Thread-safe (state behind one `Locked` lock).
 public final class BackgroundEncoder<Key: Hashable & Sendable>: Sendable {
     public typealias Job = @Sendable () -> Void
 
     public let maxConcurrent: Int
     public let maxPending: Int
-    private let state: LockedState<State>
+    private let state: Locked<State>
 
     private struct State {
         var queue: [(Key, Job)] = []
@@ -31,7 +32,7 @@ public final class BackgroundEncoder<Key: Hashable & Sendable>: Sendable {
         precondition(maxConcurrent >= 1 && maxPending >= 1)
         self.maxConcurrent = maxConcurrent
         self.maxPending = maxPending
-        state = LockedState(State())
+        state = Locked(State())
     }
 
     /// Queues `job` under `key`. Returns false when a job with that key is already queued or running,

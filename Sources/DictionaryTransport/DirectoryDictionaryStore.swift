@@ -1,6 +1,7 @@
 import DictionaryCodec
 import Foundation
 import Logging
+import Locking
 
 
 /// A ``DictionaryStore`` in one local directory.
@@ -35,7 +36,7 @@ import Logging
 /// `recordServed` only updates memory; ``flush()`` writes the changed records (call it periodically
 /// and at shutdown). ``prune(now:)`` applies ``DictionaryRetention``.
 ///
-/// Thread-safety: all mutable state (index, cache, dirty set) lives behind one lock (`LockedState`); file I/O and
+/// Thread-safety: all mutable state (index, cache, dirty set) lives behind one lock (`Locked`); file I/O and
 /// hashing run outside it, so concurrent requests only contend for short index updates. Safe to
 /// share across tasks and threads (`Sendable`, Swift 6 strict concurrency).
 public final class DirectoryDictionaryStore: DictionaryStore {
@@ -48,7 +49,7 @@ public final class DirectoryDictionaryStore: DictionaryStore {
     public let companionFiles: Set<String>
     private let logger: Logger
     /// Names of files the store does not own, warned about once each.
-    private let warnedForeign = LockedState(Set<String>())
+    private let warnedForeign = Locked(Set<String>())
 
     /// The default for `maxDictionaryBytes`: the largest body Chromium registers as a dictionary (100 MiB).
     public static let defaultMaxDictionaryBytes = 100 << 20
@@ -58,7 +59,7 @@ public final class DirectoryDictionaryStore: DictionaryStore {
     static let sqliteStoreFilePrefix = "dcserve.sqlite"
     /// Largest metadata record read (records are a few hundred bytes).
     static let maxRecordBytes = 1 << 20
-    private let state: LockedState<State>
+    private let state: Locked<State>
 
     private struct CachedBytes {
         var bytes: [UInt8]
@@ -128,7 +129,7 @@ public final class DirectoryDictionaryStore: DictionaryStore {
         if !StoreFileRead.isRegularFile(marker) {
             try AtomicFile.writeAtomically(Array("dcserve dictionary store: <sha-256 hex> = dictionary bytes, <hex>.json = its shared record, <hex>.<partition tag>.json = a partition's.\nOnly files dcserve wrote here are ever removed or moved.\n".utf8), to: marker)
         }
-        state = LockedState(State())
+        state = Locked(State())
         let index = try scan()
         state.withLock { $0.index = index }
     }

@@ -1,4 +1,5 @@
 import DictionaryCodec
+import Locking
 
 /// Identifies one encoded variant of a resource: (resource bytes hash, dictionary hash or none,
 /// coding). The level is a property of the cached entry: one entry per key holds the best level
@@ -46,15 +47,15 @@ public struct VariantCacheStats: Sendable, Equatable {
 ///
 /// A miss can be filled with a fast-level encode now and upgraded later: ``insert(_:for:)`` keeps an
 /// entry only if no entry of the same or a better level exists. Bodies larger than the whole budget
-/// are not cached. Thread-safe: one lock (`LockedState`) around an O(1) LRU (hash map + index-linked list); the
+/// are not cached. Thread-safe: one lock (`Locked`) around an O(1) LRU (hash map + index-linked list); the
 /// bytes are shared copy-on-write, never copied on lookup.
 public final class VariantCache: Sendable {
     public let budget: Int
-    private let state: LockedState<LRU>
+    private let state: Locked<LRU>
 
     public init(budget: Int) {
         self.budget = budget
-        state = LockedState(LRU())
+        state = Locked(LRU())
     }
 
     /// The cached variant for `key` (the best level present), counting a hit or a miss.

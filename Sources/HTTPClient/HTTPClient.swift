@@ -1,6 +1,6 @@
 import Dispatch
 import HTTPCore
-import Synchronization
+import Locking
 
 /// The upstream HTTP/1.1 client of one upstream (its servers share one configuration): exchanges
 /// run on the caller's event loop, each loop keeping its own keep-alive pool per server, so an
@@ -12,7 +12,7 @@ public final class HTTPClient: Sendable {
     public let configuration: HTTPClientConfiguration
     private let group: EventLoopGroup
     private let shared: ClientShared
-    private let pools: Mutex<[ObjectIdentifier: LoopPool]>
+    private let pools: Locked<[ObjectIdentifier: LoopPool]>
 
     /// `loops`: where exchanges run when `execute` is not given a loop (normally the server's group).
     /// A TLS configuration that cannot be loaded (bad CA file) makes every https exchange fail with
@@ -23,7 +23,7 @@ public final class HTTPClient: Sendable {
         self.configuration = configuration
         group = loops
         shared = ClientShared(configuration: configuration, resolver: resolver)
-        pools = Mutex([:])
+        pools = Locked([:])
     }
 
     /// Runs one exchange on `loop` (the caller's loop; nil → the group's next loop). The delegate's

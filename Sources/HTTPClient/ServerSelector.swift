@@ -1,9 +1,9 @@
 import Dispatch
-import Synchronization
+import Locking
 
 /// Round robin over an upstream's servers, skipping servers that failed recently.
 ///
-/// Thread-safety: one `Mutex`; shared by every event loop of a client.
+/// Thread-safety: one `Locked`; shared by every event loop of a client.
 final class ServerSelector: Sendable {
     let servers: [UpstreamServer]
     private let backoffNanoseconds: UInt64
@@ -12,13 +12,13 @@ final class ServerSelector: Sendable {
         /// Uptime (ns) until which server i is skipped; 0 = healthy.
         var downUntil: [UInt64]
     }
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init(servers: [UpstreamServer], failureBackoff: Duration) {
         self.servers = servers
         let (s, a) = failureBackoff.components
         backoffNanoseconds = UInt64(max(0, s)) * 1_000_000_000 + UInt64(max(0, a / 1_000_000_000))
-        state = Mutex(State(downUntil: Array(repeating: 0, count: servers.count)))
+        state = Locked(State(downUntil: Array(repeating: 0, count: servers.count)))
     }
 
     /// The next server in turn that is not backed off and not in `excluding`; when all of them are

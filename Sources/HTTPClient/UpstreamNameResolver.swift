@@ -1,6 +1,6 @@
 import Dispatch
 import HTTPCore
-import Synchronization
+import Locking
 
 /// Looks up upstream host names off the event loops, on threads of its own, and remembers each
 /// answer for `lifetime`, so a new connection to a known name does not wait for a lookup.
@@ -45,7 +45,7 @@ public final class UpstreamNameResolver: Sendable {
     private let lifetime: UInt64
     private let now: @Sendable () -> UInt64
     private let threads: BlockingWorkThreads
-    private let entries = Mutex<[Key: Entry]>([:])
+    private let entries = Locked<[Key: Entry]>([:])
 
     /// `now`: a monotonic clock in nanoseconds (tests move it to expire answers).
     public init(lifetime: Duration = UpstreamNameResolver.defaultLifetime,

@@ -1,6 +1,6 @@
 import CLinux
 import Dispatch
-import Synchronization
+import Locking
 
 /// Two byte streams joined on their event loop: what one end sends is written to the other, both
 /// ways, until both have ended. What an HTTP proxy does with a connection after `101 Switching
@@ -268,7 +268,7 @@ public final class ByteTunnel: @unchecked Sendable {
 
     /// One read buffer per event loop, shared by the loop's tunnels (each uses it only within one
     /// call on the loop's queue). Never freed: loops live as long as the process.
-    private static let scratchBuffers = Mutex<[ObjectIdentifier: Scratch]>([:])
+    private static let scratchBuffers = Locked<[ObjectIdentifier: Scratch]>([:])
 
     /// A loop's read buffer (used on that loop's queue only, hence `@unchecked Sendable`).
     private struct Scratch: @unchecked Sendable {

@@ -661,6 +661,8 @@ final class Connection: EventLoopMember, @unchecked Sendable {
                 if deadlineKind == .write { setDeadline(.write, after: context.configuration.writeTimeout) }
                 continue
             case .fileProgress(let finished):
+                // Progress, as for bytes from memory: `writeTimeout` bounds the wait between two writes.
+                if deadlineKind == .write { setDeadline(.write, after: context.configuration.writeTimeout) }
                 if finished { responseComplete() }
                 continue
             case .wouldBlock:

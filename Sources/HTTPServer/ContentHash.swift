@@ -5,13 +5,13 @@ import Darwin
 #endif
 import COpenSSL
 import HTTPTypes
-import Synchronization
 import HTTPCore
+import Locking
 
 /// Strong validators for files: an `ETag` from the SHA-256 of the content and the `Last-Modified`
 /// date, cached per (device, inode, size, mtime) so a file is hashed once until it changes.
 ///
-/// Thread-safety: the cache is a dictionary behind a `Mutex`; hashing happens outside the lock
+/// Thread-safety: the cache is a dictionary behind a `Locked`; hashing happens outside the lock
 /// (two requests may hash the same new file at once; both get the same answer).
 final class FileValidatorCache: Sendable {
     struct Key: Hashable {
@@ -34,7 +34,7 @@ final class FileValidatorCache: Sendable {
         }
     }
 
-    private let cache = Mutex<[Key: Validators]>([:])
+    private let cache = Locked<[Key: Validators]>([:])
     private let capacity: Int
 
     init(capacity: Int = 4096) { self.capacity = capacity }

@@ -4,15 +4,15 @@ import Glibc
 import Darwin
 #endif
 import HTTPCore
-import Synchronization
+import Locking
 
 /// The `Date: ...\r\n` header line, formatted at most once per second and shared by all connections.
 ///
-/// Thread-safety: the cached (second, bytes) pair lives in a `Mutex`; readers copy the array
+/// Thread-safety: the cached (second, bytes) pair lives in a `Locked`; readers copy the array
 /// (reference-counted, no byte copy).
 final class DateHeaderCache: Sendable {
     static let shared = DateHeaderCache()
-    private let cache = Mutex<(second: Int, line: [UInt8])>((-1, []))
+    private let cache = Locked<(second: Int, line: [UInt8])>((-1, []))
 
     func headerLine() -> [UInt8] {
         var ts = timespec()

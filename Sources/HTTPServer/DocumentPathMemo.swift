@@ -1,12 +1,12 @@
 import HTTPTypes
-import Synchronization
+import Locking
 
 /// `DocumentPath.segments(of:)` and the media type of the last segment, remembered per request
 /// path: both are pure functions of the path, and clients ask for the same few paths again and again.
 ///
 /// At most `capacity` paths (the memo is emptied when full, so hostile unique paths cost one parse
 /// each and bounded memory); paths longer than `maximumPathBytes` are parsed every time.
-/// Thread-safe (one `Mutex`); parsing runs outside the lock.
+/// Thread-safe (one `Locked`); parsing runs outside the lock.
 final class DocumentPathMemo: Sendable {
     /// A parsed path: its segments, whether it names a directory, and the `Content-Type` field its
     /// last segment's extension gives (`MIMETypes.type(forPath:)`; for the root, that of "index.html").
@@ -20,7 +20,7 @@ final class DocumentPathMemo: Sendable {
 
     let capacity: Int
     static let maximumPathBytes = 1024
-    private let entries = Mutex<[Substring: Result<Parsed, DocumentPath.Failure>]>([:])
+    private let entries = Locked<[Substring: Result<Parsed, DocumentPath.Failure>]>([:])
 
     init(capacity: Int = 4096) { self.capacity = capacity }
 

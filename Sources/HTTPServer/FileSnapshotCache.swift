@@ -6,6 +6,7 @@ import Darwin
 import HTTPTypes
 import Synchronization
 import HTTPCore
+import Locking
 
 /// In-memory copies of small files that were requested, with their validators, so a repeat request
 /// costs no file system call: at most one `poll` of an inotify descriptor (shared by the requests an
@@ -35,7 +36,7 @@ import HTTPCore
 ///
 /// Bounded: files up to `maximumFileBytes`, at most `capacity` snapshots and `byteBudget` bytes; when
 /// either would be exceeded the cache starts over (and drops its watches). Without inotify it caches
-/// nothing. Thread-safety: one `Mutex` around the table and the monitor's watch list (held for
+/// nothing. Thread-safety: one `Locked` around the table and the monitor's watch list (held for
 /// table operations only; the per-request `poll`, file reads and hashing happen outside it). Snapshots are immutable but for an atomic time stamp. Any thread.
 final class FileSnapshotCache: Sendable {
     /// One file version. Immutable apart from `checkedAt`; a class, so handing it out costs one retain.
@@ -68,7 +69,7 @@ final class FileSnapshotCache: Sendable {
     let recheckInterval: UInt64
     /// Nil when inotify is unavailable: then nothing is cached.
     private let monitor: FileChangeMonitor?
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Requests read up to this `InputSequence` number need no `poll` of their own: a check that
     /// loaded this number before polling found no events, or emptied the table after them.
     private let checkedThrough = Atomic<UInt64>(0)

@@ -5,8 +5,8 @@ import Darwin
 #endif
 import Dispatch
 import Logging
-import Synchronization
 import HTTPCore
+import Locking
 
 /// A socket-based HTTP/1.1 server on Dispatch.
 ///
@@ -22,9 +22,9 @@ import HTTPCore
 public final class HTTPServer: Sendable {
     public let configuration: ServerConfiguration
     let context: ServerContext
-    private let listeners = Mutex<[Listener]>([])
+    private let listeners = Locked<[Listener]>([])
     /// Set in `start()` when `configuration.tls` is given.
-    private let certificates = Mutex<CertificateReloader?>(nil)
+    private let certificates = Locked<CertificateReloader?>(nil)
     /// Port for `Location` of HTTP→HTTPS redirects, set in `start()`.
     private let redirectPort = HTTPSRedirectHandler.PortCell(443)
 

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
+import Locking
 
 /// Descriptors of recently served regular files, kept open so a repeat request costs one `fstatat`
 /// instead of `openat` + `fstat` + `close` (the model is nginx's `open_file_cache`, but revalidated
@@ -20,7 +20,7 @@ import Synchronization
 ///
 /// Ownership: entries hold `OpenFile` references (closed when the last response using one is done
 /// and the entry is gone). Bounded: at most `capacity` entries; when full, the cache starts over.
-/// Thread-safety: one `Mutex` around the table; `fstatat` runs outside it. Any thread.
+/// Thread-safety: one `Locked` around the table; `fstatat` runs outside it. Any thread.
 final class OpenFileCache: Sendable {
     struct Entry: Sendable {
         let relativePath: String
@@ -28,7 +28,7 @@ final class OpenFileCache: Sendable {
         let stat: stat
     }
 
-    private let table = Mutex<[String: Entry]>([:])
+    private let table = Locked<[String: Entry]>([:])
     private let capacity: Int
 
     init(capacity: Int = 1024) { self.capacity = capacity }

@@ -1,6 +1,6 @@
 import Dispatch
-import Synchronization
 import HTTPCore
+import Locking
 
 /// What every connection of one server shares. Immutable after init except the atomics and the
 /// registry's mutex-protected table, so `Sendable` as checked.
@@ -27,13 +27,13 @@ final class ServerContext: Sendable {
 }
 
 /// The set of open connections, for the connection limit and graceful shutdown.
-/// Thread-safety: all state behind one `Mutex`; callbacks run outside the lock.
+/// Thread-safety: all state behind one `Locked`; callbacks run outside the lock.
 final class ConnectionRegistry: Sendable {
     private struct State {
         var connections: [ObjectIdentifier: Connection] = [:]
         var onEmpty: (@Sendable () -> Void)?
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     let maxConnections: Int
 
     init(maxConnections: Int) { self.maxConnections = maxConnections }

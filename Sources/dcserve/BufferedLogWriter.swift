@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import Logging
-import Synchronization
+import Locking
 
 /// Writes log lines to a file descriptor (stderr) in batches: lines are appended to a buffer under a
 /// mutex and written when it exceeds 64 KiB or at least every 100 ms, so a busy access log costs no
@@ -10,7 +10,7 @@ import Synchronization
 /// `maxInFlightBytes` wait for it does the logging thread wait too (back-pressure, nothing dropped).
 /// `flush()` writes what is pending and waits for it (called at shutdown).
 ///
-/// Thread-safety: all state behind one `Mutex`; writes run on `queue` with buffers taken from it.
+/// Thread-safety: all state behind one `Locked`; writes run on `queue` with buffers taken from it.
 final class BufferedLogWriter: Sendable {
     static let standardError = BufferedLogWriter(descriptor: 2)
 
@@ -25,7 +25,7 @@ final class BufferedLogWriter: Sendable {
     static let batchBytes = 64 * 1024
     static let maxInFlightBytes = 8 << 20
     private let descriptor: Int32
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let queue = DispatchQueue(label: "dcserve.log-writer")
 
     init(descriptor: Int32) { self.descriptor = descriptor }

@@ -4,6 +4,7 @@ import Foundation
 import HTTPClient
 import HTTPCore
 import HTTPTypes
+import Locking
 
 /// `dcserve fetch`'s default transport: the adapter from ``DictionaryClient`` to dcserve's own
 /// event-loop `HTTPClient` (HTTP and HTTPS; TLS verified against `caFile` or the system store).
@@ -109,9 +110,13 @@ private final class ResponseRelay: HTTPClientResponseDelegate, @unchecked Sendab
 }
 
 /// A flag set by the loop and taken by the waiting thread. Thread-safe.
-private final class ProgressFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    func bump() { lock.lock(); value = true; lock.unlock() }
-    func take() -> Bool { lock.lock(); defer { value = false; lock.unlock() }; return value }
+private final class ProgressFlag: Sendable {
+    private let value = Locked(false)
+    func bump() { value.withLock { $0 = true } }
+    func take() -> Bool {
+        value.withLock { v in
+            defer { v = false }
+            return v
+        }
+    }
 }

@@ -9,6 +9,7 @@ import Logging
 import Synchronization
 import Testing
 import TestSupport
+import Locking
 
 /// Large-body compression runs on the middleware's own threads (`compressionThreads`), so requests
 /// waiting inside SingleFlight — followers of an identical encode, large encodes waiting for a slot —
@@ -76,7 +77,7 @@ import TestSupport
     }
 
     final class Responses: Sendable {
-        let all = Mutex<[(String, HTTPServerResponse)]>([])
+        let all = Locked<[(String, HTTPServerResponse)]>([])
         func add(_ name: String, _ response: HTTPServerResponse) { all.withLock { $0.append((name, response)) } }
         var count: Int { all.withLock { $0.count } }
         func names() -> [String] { all.withLock { $0.map(\.0) } }

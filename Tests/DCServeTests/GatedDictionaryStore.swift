@@ -2,7 +2,7 @@ import DictionaryCodec
 import DictionaryTransport
 import Dispatch
 import Foundation
-import Synchronization
+import Locking
 
 /// A real store (``DirectoryDictionaryStore`` on disk) whose `put` waits until the test calls
 /// ``open()``: what a test needs to observe the moment before a background store write completes.
@@ -13,7 +13,7 @@ import Synchronization
 final class GatedDictionaryStore: DictionaryStore {
     let base: DirectoryDictionaryStore
     private let gate = DispatchSemaphore(value: 0)
-    private let waiting = Mutex(0)
+    private let waiting = Locked(0)
 
     init(_ base: DirectoryDictionaryStore) { self.base = base }
 

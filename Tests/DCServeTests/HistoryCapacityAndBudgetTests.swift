@@ -3,9 +3,9 @@ import DictionaryCodec
 import DictionaryTransport
 import Foundation
 import Logging
-import Synchronization
 import Testing
 import TestSupport
+import Locking
 
 /// History rules under load: more active groups than `maxGroups` are reported (a warning at most
 /// once a minute per rule) instead of windows silently never building, and a first dictionary's
@@ -13,7 +13,7 @@ import TestSupport
 @Suite struct HistoryCapacityAndBudgetTests {
     /// Log lines at warning level or above, as text.
     final class Warnings: Sendable {
-        let lines = Mutex<[String]>([])
+        let lines = Locked<[String]>([])
         var count: Int { lines.withLock { $0.count } }
     }
 
@@ -34,7 +34,7 @@ import TestSupport
 
     /// A clock the test moves.
     final class TestClock: Sendable {
-        private let date = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+        private let date = Locked(Date(timeIntervalSince1970: 1_800_000_000))
         var now: Date { date.withLock { $0 } }
         func advance(_ seconds: TimeInterval) { date.withLock { $0 = $0.addingTimeInterval(seconds) } }
     }

@@ -5,9 +5,9 @@ import Foundation
 import HTTPServer
 import HTTPTypes
 import Logging
-import Synchronization
 import Testing
 import TestSupport
+import Locking
 
 /// History dictionaries (issue #16): the group pattern, the window, the build budget, the index, and
 /// the builder with a real directory store. End to end (proxy, example API, CLI decoders):
@@ -221,7 +221,7 @@ import TestSupport
         func get(_ fields: HTTPFields) throws -> (HTTPServerResponse, inline: Bool) {
             let request = HTTPServerRequest(head: testRequest(url, authority: "a", fields: fields))
             let caller = pthread_self()
-            let inline = Mutex(false)
+            let inline = Locked(false)
             let response = try awaitedResponse { respond in
                 middleware.handle(request, next: next) { r in
                     inline.withLock { $0 = pthread_equal(pthread_self(), caller) != 0 }
@@ -265,7 +265,7 @@ import TestSupport
         let middleware = HistoryDictionaryMiddleware(history: history)
         let alice: HTTPFields = [.authorization: "Bearer alice"], bob: HTTPFields = [.authorization: "Bearer bob"]
         let partition = history.partition(of: alice, rule: rule)!
-        let served = Mutex(0)
+        let served = Locked(0)
         let upstream: @Sendable () -> [UInt8] = { Self.body(served.withLock { $0 += 1; return $0 }) }
         let plain = try Self.get("/api/chats/42/messages", alice, through: middleware, upstream: upstream)
         #expect(plain.head.headerFields[HistoryDictionaryMiddleware.link] == nil, "below firstBuildBytes")
@@ -331,7 +331,7 @@ import TestSupport
         let alice: HTTPFields = [.authorization: "Bearer alice"]
         let partition = history.partition(of: alice, rule: rule)!
         let key = HistoryDictionaryIndex.GroupKey(rule: "chats", group: "42", partition: partition)
-        let served = Mutex(0)
+        let served = Locked(0)
         let upstream: @Sendable () -> [UInt8] = { Self.body(served.withLock { $0 += 1; return $0 }) }
         let bytes = Self.body(1) + Self.body(2)
         let hash = SHA256.hash(bytes)

@@ -2,8 +2,8 @@
 import DictionaryCodec
 import DictionaryTransport
 import Foundation
-import Synchronization
 import Testing
+import Locking
 
 /// The background writer of live versions: batches wait `batchDelay`, versions replaced meanwhile are
 /// never written, `drain` writes at once. Against a real directory store.
@@ -11,8 +11,8 @@ import Testing
     let directory = NSTemporaryDirectory() + "dcserve-live-writer-tests-" + UUID().uuidString
     /// What the live index retains, and what the writer reported committed.
     final class Versions: Sendable {
-        let retained = Mutex(Set<DictionaryHash>())
-        let committed = Mutex<[DictionaryHash]>([])
+        let retained = Locked(Set<DictionaryHash>())
+        let committed = Locked<[DictionaryHash]>([])
     }
     let versions = Versions()
 

@@ -4,8 +4,8 @@ import DictionaryStoreSQLite
 import DictionaryTransport
 import Foundation
 import Logging
-import Synchronization
 import Testing
+import Locking
 
 /// `server.memoryBytes`: its division among the caches (the real objects an application builds get
 /// their shares, explicit per-cache settings override theirs), and what the live index does when the
@@ -177,7 +177,7 @@ import Testing
     }
 
     final class Lines: Sendable {
-        let lines = Mutex<[String]>([])
+        let lines = Locked<[String]>([])
     }
 
     struct Capture: LogHandler {

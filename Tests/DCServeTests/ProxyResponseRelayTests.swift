@@ -8,11 +8,12 @@ import Logging
 import Synchronization
 import Testing
 import TestSupport
+import Locking
 
 /// A stream sink that holds each write's acknowledgement until the test releases it (a client that
 /// reads only when told to).
 final class HeldWriter: ResponseBodyWriter, @unchecked Sendable {
-    private let state = Mutex<(bytes: [UInt8], held: [@Sendable () -> Void], finished: Bool, aborted: Bool)>(([], [], false, false))
+    private let state = Locked<(bytes: [UInt8], held: [@Sendable () -> Void], finished: Bool, aborted: Bool)>(([], [], false, false))
     var isCancelled: Bool { false }
     func write(_ chunk: [UInt8], then: @escaping @Sendable () -> Void) {
         state.withLock { $0.bytes += chunk; $0.held.append(then) }
@@ -34,7 +35,7 @@ final class HeldWriter: ResponseBodyWriter, @unchecked Sendable {
 /// streaming with back-pressure, decoding, failures.
 @Suite struct ProxyResponseRelayTests {
     final class Answers: Sendable {
-        let responses = Mutex<[HTTPServerResponse]>([])
+        let responses = Locked<[HTTPServerResponse]>([])
         var all: [HTTPServerResponse] { responses.withLock { $0 } }
         var respond: @Sendable (HTTPServerResponse) -> Void { { r in self.responses.withLock { $0.append(r) } } }
     }

@@ -5,13 +5,13 @@ import Foundation
 import HTTPServer
 import HTTPTypes
 import Logging
-import Synchronization
 import Testing
 import TestSupport
+import Locking
 
 /// Counts what the compression middleware reports, as one line per call, per request.
 final class RecordingObserver: CompressionObserver {
-    private let lines = Mutex<[String]>([])
+    private let lines = Locked<[String]>([])
 
     /// Everything reported since the last call.
     func take() -> [String] { lines.withLock { l in defer { l = [] }; return l } }

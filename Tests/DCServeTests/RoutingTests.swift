@@ -4,9 +4,9 @@ import DictionaryTransport
 import Foundation
 import HTTPServer
 import HTTPTypes
-import Synchronization
 import Testing
 import TestSupport
+import Locking
 
 /// `RouteHandler` (longest prefix wins) and the application's routes: static site, upstream seam
 /// (502 "no proxy" until a proxy is plugged in), quick mode's single `/` route.
@@ -130,7 +130,7 @@ import TestSupport
     }
 
     @Test func theSeamBuildsOneHandlerPerRoutedUpstream() throws {
-        let built = Mutex<[String]>([])
+        let built = Locked<[String]>([])
         let (app, dir) = try application({ c in
             c.upstreams = [Upstream(name: "a", servers: ["http://127.0.0.1:9"]), Upstream(name: "unused", servers: ["http://127.0.0.1:9"])]
             c.routes = [Route(name: "a", prefix: "/", upstream: "a")]
@@ -180,7 +180,7 @@ import TestSupport
     @Test func closeWaitsForTheRunningJobAndDropsTheQueue() {
         let encoder = BackgroundEncoder<Int>(maxConcurrent: 1)
         let started = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
-        let ran = Mutex<[Int]>([])
+        let ran = Locked<[Int]>([])
         #expect(encoder.submit(1) { started.signal(); release.wait(); ran.withLock { $0.append(1) } })
         started.wait()
         for key in 2...5 { #expect(encoder.submit(key) { ran.withLock { $0.append(key) } }) }

@@ -8,6 +8,7 @@ import HTTPTypes
 import Logging
 import Synchronization
 import Testing
+import Locking
 
 /// #13 item 10: identical concurrent requests encode once per variant and read each resource once.
 @Suite struct SingleFlightTests {
@@ -15,8 +16,8 @@ import Testing
         let flights = SingleFlight<Int, CachedVariant>(maxConcurrentLarge: 1, largeInputBytes: 10)
         let encodes = Atomic<Int>(0)
         let arrived = Atomic<Int>(0)
-        let stored = Mutex<CachedVariant?>(nil)
-        let results = Mutex<[CachedVariant]>([])
+        let stored = Locked<CachedVariant?>(nil)
+        let results = Locked<[CachedVariant]>([])
         DispatchQueue.concurrentPerform(iterations: 8) { _ in
             arrived.add(1, ordering: .relaxed)
             let (v, _) = try! flights.run(7, inputBytes: 100, cached: { stored.withLock { $0 } }) {
@@ -63,7 +64,7 @@ import Testing
             resources: ResourceCache(budget: 64 << 20), background: BackgroundEncoder(maxConcurrent: 1),
             observer: observer, logger: Logger(label: "test"))
         let fields: HTTPFields = [.acceptEncoding: "zstd"]
-        let bodies = Mutex<[[UInt8]]>([])
+        let bodies = Locked<[[UInt8]]>([])
         DispatchQueue.concurrentPerform(iterations: 8) { _ in
             // Large bodies are answered from a worker queue: wait for the response (bounded).
             let done = DispatchSemaphore(value: 0)

@@ -5,12 +5,12 @@ import Foundation
 import HTTPServer
 import HTTPTypes
 import Logging
-import Synchronization
 import Testing
+import Locking
 
 /// Collects what a stream body writes; acknowledges each chunk at once.
 final class CollectingWriter: ResponseBodyWriter, @unchecked Sendable {
-    private let state = Mutex<(bytes: [UInt8], finished: Bool, aborted: Bool)>(([], false, false))
+    private let state = Locked<(bytes: [UInt8], finished: Bool, aborted: Bool)>(([], false, false))
     var isCancelled: Bool { false }
     func write(_ chunk: [UInt8], then: @escaping @Sendable () -> Void) {
         state.withLock { $0.bytes += chunk }

@@ -2,8 +2,8 @@ import DictionaryCodec
 import DictionaryTransport
 import Foundation
 import Logging
-import Synchronization
 import TestSupport
+import Locking
 
 /// A fresh empty directory path under the system temporary directory (not created); the caller removes it.
 func temporaryStorePath() -> String {
@@ -12,7 +12,7 @@ func temporaryStorePath() -> String {
 
 /// Collects log records so tests can check what the store reported.
 final class CapturedLogs: Sendable {
-    let records = Mutex<[(Logger.Level, String)]>([])
+    let records = Locked<[(Logger.Level, String)]>([])
     var logger: Logger {
         Logger(label: "test") { _ in CapturingHandler(sink: self) }
     }

@@ -2,13 +2,13 @@ import DictionaryCodec
 import DictionaryTransport
 import Foundation
 import Logging
-import Synchronization
 import Testing
 import TestSupport
+import Locking
 
 /// Collects log records so tests can check what the store reported.
 final class CapturedLogs: Sendable {
-    let records = Mutex<[(Logger.Level, String)]>([])
+    let records = Locked<[(Logger.Level, String)]>([])
     var logger: Logger {
         Logger(label: "test") { _ in CapturingHandler(sink: self) }
     }

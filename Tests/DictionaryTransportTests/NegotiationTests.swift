@@ -1,9 +1,9 @@
 import DictionaryCodec
 import DictionaryTransport
 import HTTPTypes
-import Synchronization
 import Testing
 import TestSupport
+import Locking
 
 @Suite struct AcceptEncodingTests {
     @Test func chromiumDefaults() {
@@ -380,7 +380,7 @@ import TestSupport
 }
 
 final class Counter: Sendable {
-    private let count = Mutex(0)
+    private let count = Locked(0)
     var value: Int { count.withLock { $0 } }
     func increment() { count.withLock { $0 += 1 } }
 }

@@ -1,8 +1,8 @@
 import DictionaryCodec
 import DictionaryTransport
 import Foundation
-import Synchronization
 import Testing
+import Locking
 
 @Suite struct VariantCacheTests {
     static func key(_ i: UInt8, dictionary: DictionaryHash? = nil, coding: ContentCoding = .br) -> VariantKey {
@@ -89,8 +89,8 @@ import Testing
 @Suite struct BackgroundEncoderTests {
     @Test func runsJobsAndDeduplicatesPendingKeys() async {
         let encoder = BackgroundEncoder<Int>(maxConcurrent: 1)
-        let gate = Mutex(false)
-        let ran = Mutex<[Int]>([])
+        let gate = Locked(false)
+        let ran = Locked<[Int]>([])
         // The first job blocks until released, so the later submissions are still pending.
         #expect(encoder.submit(0) {
             while !gate.withLock({ $0 }) { usleep(1_000) }
@@ -113,8 +113,8 @@ import Testing
 
     @Test func boundsThePendingQueueAndConcurrency() async {
         let encoder = BackgroundEncoder<Int>(maxConcurrent: 2, maxPending: 4)
-        let gate = Mutex(false)
-        let running = Mutex((now: 0, peak: 0))
+        let gate = Locked(false)
+        let running = Locked((now: 0, peak: 0))
         var accepted = 0
         for i in 0..<20 {
             if encoder.submit(i, {

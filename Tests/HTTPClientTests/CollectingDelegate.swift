@@ -3,6 +3,7 @@ import HTTPClient
 import HTTPCore
 import HTTPTypes
 import Synchronization
+import Locking
 
 /// Records one exchange's callbacks. By default resumes every body part at once; with
 /// `holdResume`, keeps the resume closures until `resumeAll()` (back-pressure tests).
@@ -21,7 +22,7 @@ final class CollectingDelegate: HTTPClientResponseDelegate, @unchecked Sendable 
         var held: [@Sendable () -> Void] = []
     }
 
-    let record = Mutex(Record())
+    let record = Locked(Record())
     private let done = DispatchSemaphore(value: 0)
     private let holding: Atomic<Bool>
     let onBodyPart: (@Sendable (Int) -> Void)?
@@ -98,10 +99,10 @@ final class CollectingDelegate: HTTPClientResponseDelegate, @unchecked Sendable 
 
 /// A request body source that hands out `parts` one pull at a time.
 final class PartsSource: RequestBodySource, @unchecked Sendable {
-    private let parts: Mutex<[[UInt8]]>
+    private let parts: Locked<[[UInt8]]>
     let pulls = Atomic<Int>(0)
 
-    init(_ parts: [[UInt8]]) { self.parts = Mutex(parts) }
+    init(_ parts: [[UInt8]]) { self.parts = Locked(parts) }
 
     func pull(_ deliver: @escaping @Sendable (RequestBodyPart) -> Void) {
         pulls.add(1, ordering: .relaxed)
@@ -113,10 +114,10 @@ final class PartsSource: RequestBodySource, @unchecked Sendable {
 /// Like `PartsSource`, but never answers the pull after its last part (its `.end` never comes):
 /// a sized body must count as sent without it.
 final class EndlessTailSource: RequestBodySource, @unchecked Sendable {
-    private let parts: Mutex<[[UInt8]]>
+    private let parts: Locked<[[UInt8]]>
     let pulls = Atomic<Int>(0)
 
-    init(_ parts: [[UInt8]]) { self.parts = Mutex(parts) }
+    init(_ parts: [[UInt8]]) { self.parts = Locked(parts) }
 
     func pull(_ deliver: @escaping @Sendable (RequestBodyPart) -> Void) {
         pulls.add(1, ordering: .relaxed)

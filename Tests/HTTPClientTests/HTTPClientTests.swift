@@ -8,6 +8,7 @@ import HTTPCore
 import HTTPTypes
 import Synchronization
 import Testing
+import Locking
 
 /// Answers every request on the connection with 200 and the request's path as the body, keep-alive,
 /// until the client closes.
@@ -76,7 +77,7 @@ struct HTTPClientTests {
     }
 
     @Test func requestHeadCarriesHostAndFramingAndNeutralisesInjection() {
-        let heads = Mutex<[String]>([])
+        let heads = Locked<[String]>([])
         let upstream = TestUpstream { connection, _ in
             while let request = connection.readRequest() {
                 heads.withLock { $0.append(request.head + "|" + String(decoding: request.body, as: UTF8.self)) }
@@ -397,7 +398,7 @@ struct HTTPClientTests {
 
     @Test func withheldResumeStopsReadingUntilResumed() {
         let total = 64 << 20
-        let writer = Mutex<TestUpstreamConnection?>(nil)
+        let writer = Locked<TestUpstreamConnection?>(nil)
         let upstream = TestUpstream { connection, _ in
             writer.withLock { $0 = connection }
             _ = connection.readRequest()
@@ -441,7 +442,7 @@ struct HTTPClientTests {
         }
         defer { upstream.stop() }
         let (client, loop, _) = makeClient(ports: [upstream.port])
-        let exchange = Mutex<HTTPClientExchange?>(nil)
+        let exchange = Locked<HTTPClientExchange?>(nil)
         let delegate = CollectingDelegate(onBodyPart: { _ in exchange.withLock { $0?.cancel() } })
         exchange.withLock { $0 = client.execute(request("/"), on: loop, delegate: delegate) }
         #expect(delegate.wait())

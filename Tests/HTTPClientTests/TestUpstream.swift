@@ -5,6 +5,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import TestSupport
+import Locking
 
 /// A real upstream for the client tests: a blocking TCP listener on 127.0.0.1 (ephemeral port) with
 /// one thread per accepted connection running `handler`. Counts accepted connections. `stop()` closes
@@ -14,7 +15,7 @@ final class TestUpstream: @unchecked Sendable {
     private let listener: Int32
     private let handler: @Sendable (TestUpstreamConnection, Int) -> Void
     private final class AcceptState: Sendable {
-        let lock = Mutex<(accepted: Int, connections: [TestUpstreamConnection], stopped: Bool)>((0, [], false))
+        let lock = Locked<(accepted: Int, connections: [TestUpstreamConnection], stopped: Bool)>((0, [], false))
         func withLock<R>(_ body: (inout (accepted: Int, connections: [TestUpstreamConnection], stopped: Bool)) -> R) -> R {
             lock.withLock { body(&$0) }
         }

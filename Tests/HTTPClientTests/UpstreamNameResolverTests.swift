@@ -8,6 +8,7 @@ import HTTPCore
 import HTTPTypes
 import Synchronization
 import Testing
+import Locking
 
 /// `UpstreamNameResolver` through a real `HTTPClient` and real sockets: a name is looked up once per
 /// lifetime (then again), failures are not kept, concurrent lookups of one name are one, a lookup that
@@ -18,7 +19,7 @@ import Testing
 struct UpstreamNameResolverTests {
     /// A lookup that counts its calls per name, answers 127.0.0.1, and waits while `gate` is closed.
     final class Lookups: Sendable {
-        let calls = Mutex<[String: Int]>([:])
+        let calls = Locked<[String: Int]>([:])
         let failNext = Atomic<Bool>(false)
         let gate = DispatchGroup()
         let gateClosed = Atomic<Bool>(false)
@@ -112,7 +113,7 @@ struct UpstreamNameResolverTests {
         let lookups = Lookups()
         let resolver = UpstreamNameResolver(lookup: lookups.lookup)
         lookups.closeGate()
-        let answers = Mutex<[Result<[SocketAddress], any Error>]>([])
+        let answers = Locked<[Result<[SocketAddress], any Error>]>([])
         for _ in 0..<5 {
             resolver.resolve(host: "shared.test", port: 8080) { result in answers.withLock { $0.append(result) } }
         }
@@ -124,7 +125,7 @@ struct UpstreamNameResolverTests {
         let addresses = answers.withLock { $0.map { try? $0.get() } }
         #expect(Set(addresses.map { $0?.map(\.description) ?? [] }) == [["127.0.0.1:8080"]])
         // Now cached: answered at once, on the calling thread, without a lookup.
-        let hit = Mutex<[SocketAddress]?>(nil)
+        let hit = Locked<[SocketAddress]?>(nil)
         resolver.resolve(host: "shared.test", port: 8080) { result in hit.withLock { $0 = try? result.get() } }
         #expect(hit.withLock { $0 }?.map(\.description) == ["127.0.0.1:8080"])
         #expect(lookups.total == 1)

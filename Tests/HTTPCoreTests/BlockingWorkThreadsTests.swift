@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import Testing
+import Locking
 
 /// `BlockingWorkThreads`: blocked work holds at most `maxThreads` threads, later work waits its turn
 /// (in order) without a thread and runs as soon as one is free, work elsewhere in Dispatch's pool is not
@@ -21,7 +22,7 @@ import Testing
 
     final class Progress: Sendable {
         let running = Atomic<Int>(0), peak = Atomic<Int>(0)
-        let order = Mutex<[Int]>([])
+        let order = Locked<[Int]>([])
     }
 
     @Test func blockedWorkHoldsAtMostItsThreadsAndTheRestRunsWhenOneIsFree() {

@@ -7,12 +7,13 @@ import Foundation
 import Synchronization
 import Testing
 @testable import HTTPCore
+import Locking
 
 /// A member that reads a socket pair's end and reports what arrived.
 private final class EchoMember: EventLoopMember, @unchecked Sendable {
     let id = EventLoopMemberID.next()
     let descriptor: Int32
-    let received = Mutex<[UInt8]>([])
+    let received = Locked<[UInt8]>([])
     let deadlinesChecked = Atomic<Int>(0)
 
     init(descriptor: Int32) { self.descriptor = descriptor }
@@ -32,7 +33,7 @@ private final class EchoMember: EventLoopMember, @unchecked Sendable {
 
 /// What members of one test did, in order (shared between them and the test).
 private final class EventLog: Sendable {
-    private let entries = Mutex<[String]>([])
+    private let entries = Locked<[String]>([])
     func append(_ entry: String) { entries.withLock { $0.append(entry) } }
     var all: [String] { entries.withLock { $0 } }
 }

@@ -3,9 +3,9 @@ import Glibc
 #endif
 import Dispatch
 import HTTPTypes
-import Synchronization
 import Testing
 @testable import HTTPServer
+import Locking
 
 /// Reads a streamed body to its end on the loop (one read at a time), then answers with its length
 /// and a checksum; bodies of other requests are answered the same way from `body`.
@@ -16,7 +16,7 @@ private struct StreamingSumHandler: HTTPHandler {
             return
         }
         if request.pathWithoutQuery == "/up/refuse" { respond(.text(.contentTooLarge, "no thanks")); return }
-        let total = Mutex<(count: Int, sum: Int, parts: Int)>((0, 0, 0))
+        let total = Locked<(count: Int, sum: Int, parts: Int)>((0, 0, 0))
         @Sendable func next() {
             stream.read { part in
                 switch part {

@@ -1,14 +1,14 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
+import Locking
 
 /// Loopback ports where connects are refused for the rest of the test process: each is held by a
 /// socket that is bound and never listens (the kernel answers a SYN with a reset). Holding the port
 /// matters because tests run in parallel: a port merely closed can be taken by another test's
 /// listener before the connect, which then succeeds. The sockets are never closed (a handful per run).
 public enum RefusingPort {
-    private static let held = Mutex<[Int32]>([])
+    private static let held = Locked<[Int32]>([])
 
     /// A fresh ephemeral port on 127.0.0.1, refused from now on.
     public static func make() -> Int {

@@ -1,13 +1,13 @@
-import Synchronization
+import Locking
 
 /// Calls `done` once `count` arrivals happened; `forced` is true if any arrival was forced.
 /// Arrivals come from server shutdown callbacks on arbitrary queues, hence the lock.
 final class Countdown: Sendable {
-    private let state: Mutex<(left: Int, forced: Bool)>
+    private let state: Locked<(left: Int, forced: Bool)>
     private let done: @Sendable (Bool) -> Void
 
     init(_ count: Int, done: @escaping @Sendable (Bool) -> Void) {
-        state = Mutex((count, false))
+        state = Locked((count, false))
         self.done = done
         if count == 0 { done(false) }
     }

@@ -3,7 +3,7 @@ import Dispatch
 import DictionaryTransport
 import Foundation
 import Logging
-import Synchronization
+import Locking
 
 /// Returns memory to the system when traffic stops: every `interval` it reads the process's CPU time
 /// (no per-request bookkeeping); once an interval used less than `idleShare` of one core after a busy
@@ -24,7 +24,7 @@ final class IdleMemoryRelease: @unchecked Sendable {  // the timer is only resum
 
     init(store: any DictionaryStore, interval: Double = 10, idleShare: Double = 0.01, trimAbove: Int = .max,
          logger: Logger, release: @escaping @Sendable () -> Void = {}) {
-        let state = Mutex(State(lastCPU: Self.processCPUSeconds()))
+        let state = Locked(State(lastCPU: Self.processCPUSeconds()))
         let drop = release
         timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + interval, repeating: interval)

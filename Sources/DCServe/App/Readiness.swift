@@ -1,11 +1,11 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// Whether dcserve is ready for traffic: its listeners are open and its dictionary store directory is
-/// readable and writable. Thread-safe (`Mutex`); `problem()` is cheap enough for frequent probes.
+/// readable and writable. Thread-safe (`Locked`); `problem()` is cheap enough for frequent probes.
 public final class Readiness: Sendable {
     public let storePath: String
-    private let open = Mutex(false)
+    private let open = Locked(false)
     private let degradationCheck: (@Sendable () -> String?)?
 
     /// - Parameter degradation: says why the instance is degraded (still serving, with less), or nil

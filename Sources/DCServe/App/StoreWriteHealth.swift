@@ -1,13 +1,13 @@
 import Foundation
 import Logging
-import Synchronization
+import Locking
 
 /// Whether the dictionary store's writes currently succeed: the last write failed (the disk is full,
 /// PostgreSQL is down) until one succeeds again. While failing, live responses are not advertised as
 /// dictionaries (a client could never use a version the store lost), `/readyz` says degraded, and the
 /// error is logged at most once a minute with the count of similar errors since.
 ///
-/// Thread-safe (`Mutex`); every call is cheap.
+/// Thread-safe (`Locked`); every call is cheap.
 public final class StoreWriteHealth: Sendable {
     private struct State {
         var failingSince: Date?
@@ -19,7 +19,7 @@ public final class StoreWriteHealth: Sendable {
         var sawUnavailable = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// The shortest interval between two logged write errors.
     let logInterval: Duration
     /// Says why the store cannot take writes right now, before any write failed (the shared

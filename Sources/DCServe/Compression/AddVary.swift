@@ -1,6 +1,7 @@
 import DictionaryTransport
 import HTTPTypes
 
+/// `Vary` for responses whose coding depends on the request.
 extension DictionaryCompressionMiddleware {
     /// `Vary` for a resource whose encoding depends on the request: the dictionary fields too when
     /// stored dictionaries may apply to it.

@@ -4,6 +4,7 @@ import Foundation
 import HTTPServer
 import HTTPTypes
 
+/// Static advertising: `Use-As-Dictionary`, the lifetime, and the bytes in the store.
 extension DictionaryCompressionMiddleware {
     /// Whether `rule` may make `response` a dictionary. A private response (credentials, Set-Cookie,
     /// Cache-Control: private) becomes one only when the rule allows private responses or keeps them

@@ -4,7 +4,7 @@ import Foundation
 import HTTPServer
 import HTTPTypes
 import Logging
-import Synchronization
+import Locking
 
 /// The dictionary-compression step: one middleware around any handler (static files, a proxy).
 ///
@@ -33,6 +33,14 @@ import Synchronization
 /// ``ResponseEffects`` (metrics, store bookkeeping) and gets the same head and body the full
 /// computation would give.
 ///
+/// This file holds the type's state and the order of the steps (`handle`, `answer`, `process`); each
+/// step is an extension in a file named after it: `Partition/ResolvePartition.swift`,
+/// `Compression/Triage.swift`, `Variants/ReadIdentity.swift`, `Compression/Advertise.swift`,
+/// `Live/AdvertiseLive.swift`, `Compression/Negotiate.swift` (with `FindDictionary.swift`),
+/// `Variants/EncodeVariant.swift`, `Streaming/StreamingEncode.swift`, `Compression/AddVary.swift`,
+/// `Compression/IdentityForRange.swift`, `Compression/PrivateCacheControl.swift`,
+/// `Decision/ReportDecision.swift`; the memo is `Memo/ResponseMemo.swift`.
+///
 /// Thread-safety: immutable configuration plus thread-safe caches; `handle` may run on any event
 /// loop concurrently, and responds from one of its own threads (`compressionThreads`, or the library's
 /// store-read threads) for large bodies the memo does not answer.
@@ -55,7 +63,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     let observer: any CompressionObserver
     let logger: Logger
     /// Hashes stored by this process: later serves only update `lastServed` (no disk write).
-    let storedThisRun = Mutex(Set<DictionaryHash>())
+    let storedThisRun = Locked(Set<DictionaryHash>())
     /// `Available-Dictionary` values parsed once each (clients send the same few values again and again).
     let availableDictionaries = BoundedMemo<String, AvailableDictionary.Parsed>()
     /// Whether a `Content-Type` value is an already-compressed media type, decided once per value.
@@ -88,7 +96,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     let live: LiveVersionIndex
     /// Key of partition ids (``PartitionID``); empty when no rule is private.
     let partitionSecret: [UInt8]
-    /// History dictionaries (issue #16), looked up by (partition, hash, path) before anything else.
+    /// History dictionaries, looked up by (partition, hash, path) before anything else.
     let history: HistoryDictionaries?
     /// Writes live versions to the store off the request path, many per transaction.
     let liveWrites: LiveStoreWriter
@@ -285,7 +293,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         }
 
         // The body stays the inner handler's (a file is sent with sendfile, a buffered array as it is):
-        // only a variant replaces it, with the variant cache's shared array (#13 item 2).
+        // only a variant replaces it, with the variant cache's shared array.
         var out = response
         if let rule = advertising, partition.refusal == nil, Self.mayAdvertise(response, of: request, by: rule) {
             if rule.isLive {

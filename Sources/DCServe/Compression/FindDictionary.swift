@@ -2,6 +2,7 @@ import DictionaryCodec
 import DictionaryTransport
 import HTTPServer
 
+/// Finding the dictionary a request names, by (partition, hash).
 extension DictionaryCompressionMiddleware {
     /// Whether the request's `Available-Dictionary` names a dictionary that answering it would read
     /// from the store (held there, not loaded): its own partition's, or a shared one.

@@ -2,6 +2,7 @@ import DictionaryTransport
 import HTTPServer
 import HTTPTypes
 
+/// Range requests: answered as identity by the inner handler, with the fields a 200 would carry.
 extension DictionaryCompressionMiddleware {
     /// Range requests are answered by the inner handler as identity; the response still varies.
     func identityForRange(_ request: HTTPServerRequest, _ response: HTTPServerResponse) -> HTTPServerResponse {

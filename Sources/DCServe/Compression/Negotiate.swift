@@ -3,6 +3,7 @@ import DictionaryTransport
 import HTTPServer
 import HTTPTypes
 
+/// The negotiation step: the coding for this request (dcb, dcz, br, zstd, gzip, identity).
 extension DictionaryCompressionMiddleware {
     /// A failed dictionary lookup makes `effects` not replayable (the store may learn the hash later).
     func negotiate(_ request: HTTPServerRequest, _ responseFields: HTTPFields, resource: IdentityBody,
@@ -30,7 +31,7 @@ extension DictionaryCompressionMiddleware {
         return Negotiation.decide(request: request.head.headerFields, path: String(path), response: responseFields,
                                   bodySize: resource.count, policy: policy, knownSizes: sizes,
                                   availableDictionary: available) { hash in
-            // A history dictionary (issue #16) is found by (partition, hash, path) only: another
+            // A history dictionary is found by (partition, hash, path) only: another
             // partition or group, or an expired build, is answered exactly like an unknown hash.
             if let history = self.history {
                 switch history.index.verdict(hash, partition: partition, path: path, now: history.clock()) {

@@ -1,5 +1,6 @@
 import DictionaryTransport
 
+/// `Cache-Control: private` for responses that depend on who asks.
 extension DictionaryCompressionMiddleware {
     /// `value` with the `private` directive (added first when missing; a `public` directive, which
     /// would contradict it, is dropped).

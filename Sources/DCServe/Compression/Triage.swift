@@ -2,6 +2,7 @@ import DictionaryTransport
 import HTTPServer
 import HTTPTypes
 
+/// The cheap first look at a response: pass it on, or read and negotiate it.
 extension DictionaryCompressionMiddleware {
     /// What `process` does with a non-stream response, decided without reading its body: pass it
     /// (nearly) as it is, or read, hash and negotiate it (`work`, with what was looked up).

@@ -3,6 +3,7 @@ import DictionaryTransport
 import HTTPServer
 import HTTPTypes
 
+/// Reporting the decision: observer, access-log note, `DCServe-Decision`, the sizes saved.
 extension DictionaryCompressionMiddleware {
     /// The decision for a response passed on without negotiation (`reason`), sent as it is.
     func passedDecision(_ request: HTTPServerRequest, _ response: HTTPServerResponse, _ reason: DecisionReason) -> ResponseDecision {

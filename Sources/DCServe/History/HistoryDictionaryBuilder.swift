@@ -2,7 +2,7 @@ import DictionaryCodec
 import DictionaryTransport
 import Foundation
 import Logging
-import Synchronization
+import Locking
 
 /// Collects the bodies of one history rule's responses per (group, partition) into a
 /// ``HistoryWindow`` and builds that group's dictionaries from it.
@@ -90,7 +90,7 @@ public final class HistoryDictionaryBuilder: Sendable {
         var lastAppendWarning: Date?
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// Largest first dictionary made on the request path (a copy and a SHA-256 of it on the event
     /// loop: tens of microseconds at this size). A larger one (`maxBytes` and `firstBuildBytes`
@@ -119,7 +119,7 @@ public final class HistoryDictionaryBuilder: Sendable {
         self.logger = logger
         self.clock = clock
         queue = DispatchQueue(label: "dcserve.history.\(rule.name)", qos: .utility)
-        state = Mutex(State(budget: HistoryBuildBudget(millisecondsPerMinute: rule.history!.buildMillisecondsPerMinute)))
+        state = Locked(State(budget: HistoryBuildBudget(millisecondsPerMinute: rule.history!.buildMillisecondsPerMinute)))
     }
 
     /// Adds one response body of `groupValue` in `partition`; may build. Never blocks on a build or

@@ -1,7 +1,7 @@
 import DictionaryCodec
 import DictionaryTransport
 import Foundation
-import Synchronization
+import Locking
 
 /// Which history dictionaries (issue #16) a client may name: per (rule, group, partition) the last
 /// `keep` builds that have not expired, newest last.
@@ -12,7 +12,7 @@ import Synchronization
 /// answers exactly like an unknown hash. The same bytes may serve several (group, partition) pairs
 /// (two participants of one chat see the same messages); each pair is a separate member.
 ///
-/// Thread-safe (one `Mutex`). Rebuilt at start-up from the store's records of history rules, and
+/// Thread-safe (one `Locked`). Rebuilt at start-up from the store's records of history rules, and
 /// told of the records other instances store when the store is shared (``learn(_:rules:now:)``).
 public final class HistoryDictionaryIndex: Sendable {
     /// One conversation of one partition under one rule.
@@ -64,7 +64,7 @@ public final class HistoryDictionaryIndex: Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init() {}
 

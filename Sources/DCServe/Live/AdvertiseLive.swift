@@ -3,6 +3,7 @@ import DictionaryTransport
 import Foundation
 import HTTPTypes
 
+/// Live advertising: each proxied version recorded, usable at once, written to the store off the request path.
 extension DictionaryCompressionMiddleware {
     /// Blocks until every live version queued for the store is written (shutdown).
     public func drainLiveWrites() { liveWrites.drain() }

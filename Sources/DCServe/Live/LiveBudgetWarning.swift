@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import Synchronization
+import Locking
 
 /// The log line saying live versions are refused over budget (``LiveVersionIndex/offer``): at most one
 /// a minute, counting the refusals since the previous line. Thread-safe.
@@ -14,7 +14,7 @@ final class LiveBudgetWarning: Sendable {
     }
 
     private let logger: Logger
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(logger: Logger) { self.logger = logger }
 

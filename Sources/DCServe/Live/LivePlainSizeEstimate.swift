@@ -1,5 +1,5 @@
 import DictionaryCodec
-import Synchronization
+import Locking
 
 /// What live responses would have weighed in the client's best plain coding, for the "bytes saved by
 /// dictionaries" figures, estimated from a sample instead of encoded for every response: each live
@@ -25,7 +25,7 @@ final class LivePlainSizeEstimate: Sendable {
 
     /// The shortest time between two measurements of one (rule, coding).
     let interval: Duration
-    private let entries = Mutex([Key: Entry]())
+    private let entries = Locked([Key: Entry]())
 
     init(interval: Duration = .seconds(1)) {
         self.interval = interval

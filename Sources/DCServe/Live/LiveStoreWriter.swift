@@ -2,7 +2,7 @@ import CoreMetrics
 import DictionaryCodec
 import DictionaryTransport
 import Dispatch
-import Synchronization
+import Locking
 
 /// Writes live versions (proxied responses advertised as dictionaries) to the store on one background
 /// queue, in batches, so the store's durable write (fsync) never sits on a request's path and many
@@ -57,7 +57,7 @@ final class LiveStoreWriter: Sendable {
     }
 
     private let queue = DispatchQueue(label: "dcserve.live-store", qos: .utility)
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let store: any DictionaryStore
     let maxPendingBytes: Int
     let maxBatchCount: Int

@@ -1,7 +1,7 @@
 import Foundation
 import DictionaryCodec
 import DictionaryTransport
-import Synchronization
+import Locking
 
 /// Which stored versions of live (proxied) responses a client may still name, per
 /// (rule, partition, URL path): the last `upstreamVersions` of each, newest last, all of them under
@@ -32,7 +32,7 @@ import Synchronization
 /// a test can check that no operation scans (no timing involved). Memory: one entry per retained
 /// version plus at most `maxTombstones` remembered removals (oldest forgotten first).
 ///
-/// Thread-safe (one `Mutex`). Rebuilt at start-up from the store's records (rule, partition, source
+/// Thread-safe (one `Locked`). Rebuilt at start-up from the store's records (rule, partition, source
 /// path, last served), so deltas continue after a restart.
 public final class LiveVersionIndex: Sendable {
     struct SlotKey: Hashable, Sendable {
@@ -197,7 +197,7 @@ public final class LiveVersionIndex: Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// rule name → versions kept per URL (nil: unlimited).
     let limits: [String: Int?]
     /// The global byte budget of retained versions (nil: none).

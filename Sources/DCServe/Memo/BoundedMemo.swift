@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// Memoises a pure computation per key, for values the request path would otherwise recompute on
 /// every request (structured-field parsing and serialisation of header values clients and rules
@@ -6,7 +6,7 @@ import Synchronization
 /// computation each and bounded memory. Thread-safe; `compute` runs outside the lock.
 final class BoundedMemo<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     let capacity: Int
-    private let entries = Mutex<[Key: Value]>([:])
+    private let entries = Locked<[Key: Value]>([:])
 
     init(capacity: Int = 4096) { self.capacity = capacity }
 

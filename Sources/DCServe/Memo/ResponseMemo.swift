@@ -1,6 +1,6 @@
 import HTTPServer
 import HTTPTypes
-import Synchronization
+import Locking
 
 /// Remembers the compression middleware's finished responses (dcb/dcz, plain codings, identity,
 /// pass-through), so a repeated request costs a key, a lookup and a comparison instead of
@@ -18,7 +18,7 @@ import Synchronization
 ///
 /// Bounded: at most `capacity` entries and `byteBudget` body bytes (bodies are shared with the
 /// caches, copy-on-write); when either would be exceeded the memo is emptied. A stale entry is
-/// replaced by the next insert for its key. Thread-safe (one `Mutex`); entries are immutable values.
+/// replaced by the next insert for its key. Thread-safe (one `Locked`); entries are immutable values.
 final class ResponseMemo: Sendable {
     /// What the inner handler answered when the entry was made.
     struct InnerResponse: Sendable {
@@ -59,7 +59,7 @@ final class ResponseMemo: Sendable {
 
     let capacity: Int
     let byteBudget: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct State {
         var entries: [ResponseMemoKey: Entry] = [:]

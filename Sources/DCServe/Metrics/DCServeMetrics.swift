@@ -1,7 +1,7 @@
 import CoreMetrics
 import DictionaryCodec
 import DictionaryTransport
-import Synchronization
+import Locking
 
 /// dcserve's metrics through swift-metrics (exported in Prometheus text format by the admin
 /// listener when the process bootstraps `PrometheusMetricsFactory`).
@@ -23,7 +23,7 @@ import Synchronization
 /// | `dcserve_open_connections`, `dcserve_stored_dictionaries`, `dcserve_store_degraded` | | gauges, refreshed at every scrape |
 /// | `dcserve_tls_handshakes_total` | result | `completed` / `resumed` / `failed`, brought up to date at every scrape |
 ///
-/// Thread-safe: metric handles are created once per label set and cached under a `Mutex`.
+/// Thread-safe: metric handles are created once per label set and cached under a `Locked`.
 public final class DCServeMetrics: CompressionObserver {
     private struct StatusCoding: Hashable, Sendable {
         let status: Int
@@ -57,7 +57,7 @@ public final class DCServeMetrics: CompressionObserver {
     private let tlsCompleted = Counter(label: "dcserve_tls_handshakes_total", dimensions: [("result", "completed")])
     private let tlsResumed = Counter(label: "dcserve_tls_handshakes_total", dimensions: [("result", "resumed")])
     private let tlsFailed = Counter(label: "dcserve_tls_handshakes_total", dimensions: [("result", "failed")])
-    private let tlsReported = Mutex((completed: 0, resumed: 0, failed: 0))
+    private let tlsReported = Locked((completed: 0, resumed: 0, failed: 0))
     public let storedDictionaries = Gauge(label: "dcserve_stored_dictionaries")
     /// 1 while the dictionary store is degraded (``Readiness/storeIsDegraded``), else 0.
     public let storeDegraded = Gauge(label: "dcserve_store_degraded")
@@ -159,7 +159,7 @@ public final class DCServeMetrics: CompressionObserver {
 
 /// Metric handles by label key, created on first use. Thread-safe.
 final class LabelledCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    private let values = Mutex<[Key: Value]>([:])
+    private let values = Locked<[Key: Value]>([:])
 
     func get(_ key: Key, make: () -> Value) -> Value {
         values.withLock { v in

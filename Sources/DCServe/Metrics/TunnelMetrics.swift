@@ -1,6 +1,6 @@
 import CoreMetrics
 import HTTPCore
-import Synchronization
+import Locking
 
 /// The upgrade tunnels' metrics (WebSocket through the proxy), brought up to date from their
 /// ``ByteTunnelCounters`` at every scrape:
@@ -11,13 +11,13 @@ import Synchronization
 /// | `dcserve_tunnels_total` | | tunnels opened (upstream answered `101`) |
 /// | `dcserve_tunnel_bytes_total` | direction | bytes written on: `client_to_upstream`, `upstream_to_client` |
 ///
-/// Thread-safe: the metric handles are immutable; the last reported totals sit behind a `Mutex`.
+/// Thread-safe: the metric handles are immutable; the last reported totals sit behind a `Locked`.
 final class TunnelMetrics: Sendable {
     private let open = Gauge(label: "dcserve_open_tunnels")
     private let opened = Counter(label: "dcserve_tunnels_total")
     private let toUpstream = Counter(label: "dcserve_tunnel_bytes_total", dimensions: [("direction", "client_to_upstream")])
     private let toClient = Counter(label: "dcserve_tunnel_bytes_total", dimensions: [("direction", "upstream_to_client")])
-    private let reported = Mutex((opened: 0, toUpstream: 0, toClient: 0))
+    private let reported = Locked((opened: 0, toUpstream: 0, toClient: 0))
 
     /// Reports `counters` (the client is each tunnel's first end).
     func refresh(from counters: ByteTunnelCounters) {

@@ -2,6 +2,7 @@ import DictionaryTransport
 import HTTPServer
 import HTTPTypes
 
+/// The partition step: who the exchange belongs to, worked out once per exchange.
 extension DictionaryCompressionMiddleware {
     /// For a path a private rule advertises or compresses: the request's partition (from the request,
     /// or from the upstream's header, which is removed here so the client never sees it) and

@@ -5,7 +5,7 @@ import HTTPCore
 import HTTPServer
 import HTTPTypes
 import Logging
-import Synchronization
+import Locking
 
 /// One proxied exchange's response side: receives the upstream response from ``HTTPClient`` and
 /// answers the client exactly once.
@@ -21,7 +21,7 @@ import Synchronization
 ///   client's response is aborted (its connection closes, the client sees a truncated body).
 ///
 /// Thread-safety: the client calls the delegate methods in order on the exchange's loop; the stream
-/// writer calls back on the connection's queue. All state is behind one `Mutex`; callbacks into the
+/// writer calls back on the connection's queue. All state is behind one `Locked`; callbacks into the
 /// server and the client are made outside it.
 final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
     struct Settings: Sendable {
@@ -67,7 +67,7 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
     let interim: InterimResponseSender?
     let settings: Settings
     let logger: Logger
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init(upstream: String, request: HTTPRequest, interim: InterimResponseSender? = nil, settings: Settings, logger: Logger,
          respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
@@ -78,7 +78,7 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
         self.logger = logger
         var s = State()
         s.respond = respond
-        state = Mutex(s)
+        state = Locked(s)
     }
 
     /// The exchange, once `execute` returned it (a cancel requested earlier is carried out now).

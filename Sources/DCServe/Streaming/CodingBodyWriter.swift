@@ -1,6 +1,6 @@
 import DictionaryCodec
 import HTTPServer
-import Synchronization
+import Locking
 
 /// A streaming encoder or decoder, as a body writer drives it: each chunk in, its output out, the
 /// rest at the end.
@@ -30,14 +30,14 @@ enum StreamingCoder {
 /// Back-pressure is kept: the producer's `then` runs when the coded bytes were taken (or at once when
 /// the coder produced nothing yet). A coder error aborts the response (the client sees a truncated
 /// body, never a wrong one). Thread-safety: the producer writes one chunk at a time (the
-/// `ResponseBodyWriter` contract), so the coder is used serially; a `Mutex` guards it anyway.
+/// `ResponseBodyWriter` contract), so the coder is used serially; a `Locked` guards it anyway.
 final class CodingBodyWriter: ResponseBodyWriter, @unchecked Sendable {
     let outer: any ResponseBodyWriter
-    private let coder: Mutex<StreamingCoder?>
+    private let coder: Locked<StreamingCoder?>
 
     init(outer: any ResponseBodyWriter, coder: sending StreamingCoder) {
         self.outer = outer
-        self.coder = Mutex(coder)
+        self.coder = Locked(coder)
     }
 
     var isCancelled: Bool { outer.isCancelled }

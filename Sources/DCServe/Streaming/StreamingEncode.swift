@@ -3,6 +3,7 @@ import DictionaryTransport
 import HTTPServer
 import HTTPTypes
 
+/// Streamed bodies: coded on the fly with the client's best plain coding.
 extension DictionaryCompressionMiddleware {
     /// A streamed 200 response to GET (a proxied body too large to buffer) compressed on the fly at
     /// the fast level with the client's best plain coding; unchanged but for `Vary` when identity is

@@ -3,6 +3,7 @@ import DictionaryTransport
 import HTTPServer
 import HTTPTypes
 
+/// The encoding step: a cached or newly encoded variant, and the fields it changes.
 extension DictionaryCompressionMiddleware {
     /// The encoded body from the cache, or encoded now at the fast level (then, when `refineLater`, the
     /// best level is queued in the background), with the time spent encoding in this request (nil for a

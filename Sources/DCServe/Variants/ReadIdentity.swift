@@ -3,6 +3,7 @@ import DictionaryTransport
 import HTTPServer
 import HTTPTypes
 
+/// Reading and hashing the identity body (from the resource cache when the handler allows).
 extension DictionaryCompressionMiddleware {
     /// The identity body's hash and length (and bytes when in memory), from the resource cache when
     /// the inner handler gave an ETag and declared its responses content-addressed (the cache is keyed

@@ -1,5 +1,5 @@
 import DictionaryCodec
-import Synchronization
+import Locking
 
 /// The SHA-256, length and (when they fit) identity bytes of recently served resources, keyed by path
 /// and validator (the inner handler's ETag), so a cached variant can be found without reading or
@@ -11,7 +11,7 @@ import Synchronization
 /// variant the variant cache lacks. So a large file costs no memory per request (#13 item 2).
 ///
 /// Bounded by a byte budget (held bytes) and `maxEntries`, least-recently-used evicted first.
-/// Thread-safe (one `Mutex`); entries are immutable values whose byte arrays are shared copy-on-write.
+/// Thread-safe (one `Locked`); entries are immutable values whose byte arrays are shared copy-on-write.
 public final class ResourceCache: Sendable {
     public struct Entry: Sendable {
         public let hash: DictionaryHash
@@ -43,7 +43,7 @@ public final class ResourceCache: Sendable {
 
     public let budget: Int
     public let maxEntries: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init(budget: Int, maxEntries: Int = 16_384) {
         self.budget = budget

@@ -1,6 +1,6 @@
 import Dispatch
 import HTTPCore
-import Synchronization
+import Locking
 
 /// One computation per key at a time, and a cap on concurrent large ones (#13 item 10): the
 /// compression middleware encodes each variant once (`SingleFlight<VariantKey, Value>`) and
@@ -31,7 +31,7 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         init() { done.enter() }
     }
 
-    private let flights = Mutex<[Key: Flight]>([:])
+    private let flights = Locked<[Key: Flight]>([:])
     private let largeSlots: DispatchSemaphore
     let largeInputBytes: Int
 

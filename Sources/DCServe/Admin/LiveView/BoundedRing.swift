@@ -1,6 +1,6 @@
-import Synchronization
+import Locking
 
-/// The last `capacity` values appended, oldest dropped first. Thread-safe (one `Mutex`); appending
+/// The last `capacity` values appended, oldest dropped first. Thread-safe (one `Locked`); appending
 /// is O(1) and allocates nothing once full. Used for the live view's recent requests.
 public final class BoundedRing<Element: Sendable>: Sendable {
     private struct Storage: Sendable {
@@ -12,14 +12,14 @@ public final class BoundedRing<Element: Sendable>: Sendable {
     }
 
     public let capacity: Int
-    private let storage: Mutex<Storage>
+    private let storage: Locked<Storage>
 
     /// `capacity` is at least 1.
     public init(capacity: Int) {
         self.capacity = max(1, capacity)
         var s = Storage()
         s.items.reserveCapacity(self.capacity)
-        storage = Mutex(s)
+        storage = Locked(s)
     }
 
     public func append(_ value: Element) {

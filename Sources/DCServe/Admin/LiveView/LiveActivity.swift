@@ -1,7 +1,7 @@
 import DictionaryCodec
 import DictionaryTransport
 import Foundation
-import Synchronization
+import Locking
 
 /// What the live view shows about traffic, collected as a ``CompressionObserver``: the last
 /// `recentCapacity` responses (a ``BoundedRing``), dictionary hits per dictionary since start, and
@@ -11,7 +11,7 @@ public final class LiveActivity: CompressionObserver {
     public let timeline: SavingsTimeline
     /// Dictionary-coded responses per dictionary hash since start (bounded: cleared when it would
     /// exceed `maxTrackedDictionaries`, so a flood of distinct hashes cannot grow it).
-    private let hits = Mutex<[DictionaryHash: Int]>([:])
+    private let hits = Locked<[DictionaryHash: Int]>([:])
     public let maxTrackedDictionaries: Int
     /// The A/B switch's recent responses per group (filled only when an experiment is configured).
     public let experiment = ExperimentActivity()

@@ -1,10 +1,10 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// Bytes of compressible responses per fixed time bucket (default 10 s), for the live view's plot:
 /// identity, best plain (what the client's best coding without dictionaries would have sent) and
 /// sent; saved by dictionaries = best plain − sent. Keeps the last `bucketCount` buckets.
-/// Thread-safe (one `Mutex`).
+/// Thread-safe (one `Locked`).
 public final class SavingsTimeline: Sendable {
     public struct Bucket: Sendable, Equatable, Codable {
         /// Start of the bucket, seconds since 1970.
@@ -20,7 +20,7 @@ public final class SavingsTimeline: Sendable {
 
     public let bucketSeconds: Int
     public let bucketCount: Int
-    private let buckets = Mutex<[Bucket]>([])
+    private let buckets = Locked<[Bucket]>([])
 
     public init(bucketSeconds: Int = 10, bucketCount: Int = 60) {
         self.bucketSeconds = max(1, bucketSeconds)
