@@ -115,11 +115,11 @@ public final class EventLoop: @unchecked Sendable {
     nonisolated(unsafe) private static let currentKey = DispatchSpecificKey<ObjectIdentifier>()
 
     /// True when the caller runs on this loop's `queue` (so work for the loop can be done inline
-    /// instead of through `queue.async`, which would wait until the current round ends).
+    /// instead of through `queue.async`, which would wait until the current batch ends).
     public var isCurrent: Bool { DispatchQueue.getSpecific(key: EventLoop.currentKey) == ObjectIdentifier(self) }
 
-    /// The time for setting deadlines: during a round, when it was harvested (deadlines are seconds,
-    /// and a round lasts microseconds), which saves a clock read per request;
+    /// The time for setting deadlines: during a batch, when its current round was harvested (at most
+    /// about a millisecond old, and deadlines are seconds), which saves a clock read per request;
     /// otherwise the clock. On `queue`.
     public var now: DispatchTime { inBatch ? batchTime : DispatchTime.now() }
 
@@ -142,7 +142,7 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Asks for `member.readPending()` at the end of the current round (or soon, outside a round), for a
+    /// Asks for `member.readPending()` after the current batch (or soon, outside a batch), for a
     /// member that resumed reading while input may be waiting: with edge triggering no new event
     /// would announce it. On `queue`.
     public func scheduleRead(_ member: any EventLoopMember) {
@@ -153,10 +153,10 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Inside a round: queues `member.flushDeferred()` for the end of the current round and returns
+    /// Inside a batch: queues `member.flushDeferred()` for the end of the current round and returns
     /// true, so the writes of every request and response handled in the round leave together (the
     /// peers — upstream servers, clients — wake once for the round instead of once per write while
-    /// this loop still works). Outside a round: false, the caller writes now. A member asks once per
+    /// this loop still works). Outside a batch: false, the caller writes now. A member asks once per
     /// round (it remembers that it asked). On `queue`.
     ///
     /// Members defer only small writes (at most ``deferredWriteLimit`` bytes pending): large bodies
@@ -174,7 +174,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Ends a round: the reads resumed during it, then the deferred writes, until neither is left (a
     /// write that completes a response may resume reading, and a read may answer and write again).
-    /// Bounded: what is still pending after 16 passes continues on the queue, outside the round.
+    /// Bounded: what is still pending after 16 passes continues on the queue, outside the batch.
     private func settleRound() {
         for _ in 0..<16 {
             drainPendingReads()
