@@ -84,10 +84,7 @@ public final class ByteTunnel: @unchecked Sendable {
     private let loop: EventLoop
     private let settings: Settings
     private let scratch: UnsafeMutableRawBufferPointer
-    /// `settings.idleTimeout` in nanoseconds, and the uptime (nanoseconds) at which the tunnel closes
-    /// unless a byte moves before.
-    private let idleNanoseconds: UInt64
-    private var deadline: UInt64
+    private var deadline: DispatchTime
     private var closed = false
 
     private init(_ first: DetachedConnection, _ second: DetachedConnection, settings: Settings) {
@@ -97,8 +94,7 @@ public final class ByteTunnel: @unchecked Sendable {
         scratch = ByteTunnel.scratch(for: first.loop)
         pending[0] = second.pendingOutput + first.bufferedInput
         pending[1] = first.pendingOutput + second.bufferedInput
-        idleNanoseconds = UInt64(settings.idleTimeout.clampedNanoseconds)
-        deadline = .max
+        deadline = .distantFuture
     }
 
     /// Joins `first` and `second` (which must share one event loop; else both are closed) and starts
@@ -155,12 +151,11 @@ public final class ByteTunnel: @unchecked Sendable {
     }
 
     private func checkDeadline(_ now: DispatchTime) {
-        if !closed && now.uptimeNanoseconds >= deadline { close() }
+        if !closed && now >= deadline { close() }
     }
 
     private func touch() {
-        let (sum, overflow) = loop.now.uptimeNanoseconds.addingReportingOverflow(idleNanoseconds)
-        deadline = overflow ? .max : sum
+        deadline = loop.now + .nanoseconds(settings.idleTimeout.clampedNanoseconds)
     }
 
     // MARK: Moving bytes

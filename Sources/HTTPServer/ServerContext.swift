@@ -19,7 +19,8 @@ final class ServerContext: Sendable {
         self.accessLog = accessLog
         self.serverLine = configuration.serverName.map { Array("Server: \($0)\r\n".utf8) }
         self.registry = ConnectionRegistry(maxConnections: configuration.maxConnections)
-        self.loops = EventLoopGroup(count: configuration.eventLoopCount, sweepInterval: configuration.deadlineSweepInterval)
+        self.loops = EventLoopGroup(count: configuration.eventLoopCount, sweepInterval: configuration.deadlineSweepInterval,
+                                    linger: configuration.eventLoopLinger)
     }
 
     /// A connection's id: unique in the process (it is also the connection's `EventLoopMember.id`).
