@@ -170,11 +170,12 @@ public final class DCServeApplication: @unchecked Sendable {
         removals.resume()
         idleRelease = IdleMemoryRelease(store: store, trimAbove: budget.total, logger: logger) { [library, resources, compression] in
             // What is cheap to make again: dictionaries are reloaded from the store when named, static
-            // bodies re-read, memoised responses recomputed. Encoded variants stay (a best-level
-            // re-encode costs far more than it frees).
+            // bodies re-read, memoised responses and header values recomputed; the live index moves into
+            // fresh storage, packed instead of spread over the heap traffic grew. Encoded variants stay
+            // (a best-level re-encode costs far more than it frees).
             library.releaseAll()
             resources.removeAll()
-            compression.memo.removeAll()
+            compression.releaseIdleMemory()
             releaseIdleZstdContexts()
         }
         if c.compression.precompress && staticFiles != nil {

@@ -487,8 +487,12 @@ public final class SQLiteDictionaryStore: DictionaryStore {
     /// Sum of the sizes of the stored dictionaries, each hash once (for metrics and the byte budget).
     public var totalByteCount: Int { state.withLock { $0.totalBytes } }
 
-    /// Returns SQLite's caches of every connection to the allocator (after traffic stops).
-    public func releaseMemory() { pool.releaseMemory() }
+    /// Returns SQLite's caches of every connection, and the pairs remembered as held, to the allocator
+    /// (after traffic stops; `recordServed` then reads what it no longer remembers).
+    public func releaseMemory() {
+        state.withLock { $0.recent = [:] }
+        pool.releaseMemory()
+    }
 
     /// Memory SQLite holds now, all connections of the process (its page caches, statements, schema).
     public var cacheBytes: Int? { Int(sqlite3_memory_used()) }

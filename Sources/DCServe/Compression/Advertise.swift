@@ -25,7 +25,10 @@ extension DictionaryCompressionMiddleware {
         else { return }
         if let ttl = rule.ttlSeconds { value += ", ttl=\(ttl)" }
         let now = Date()
-        var isNew = storedThisRun.withLock { $0.insert(resource.hash).inserted }
+        var isNew = storedThisRun.withLock { stored in
+            if stored.count >= Self.maxStoredThisRun { stored.removeAll(keepingCapacity: true) }
+            return stored.insert(resource.hash).inserted
+        }
         // Stored earlier in this run, but retention may have removed it since: then store it again,
         // since every response advertised as a dictionary must be in the store.
         if !isNew && !store.recordServed(resource.hash, at: now) { isNew = true }

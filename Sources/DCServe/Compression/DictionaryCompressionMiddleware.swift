@@ -62,8 +62,11 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     let background: BackgroundEncoder<VariantKey>
     let observer: any CompressionObserver
     let logger: Logger
-    /// Hashes stored by this process: later serves only update `lastServed` (no disk write).
+    /// Hashes stored by this process: later serves only update `lastServed` (no disk write). At most
+    /// ``maxStoredThisRun``: emptied when full (a forgotten hash is stored again, the same bytes), so
+    /// a stream of new versions does not grow it for the process's lifetime.
     let storedThisRun = Locked(Set<DictionaryHash>())
+    static let maxStoredThisRun = 1 << 16
     /// `Available-Dictionary` values parsed once each (clients send the same few values again and again).
     let availableDictionaries = BoundedMemo<String, AvailableDictionary.Parsed>()
     /// Whether a `Content-Type` value is an already-compressed media type, decided once per value.

@@ -189,6 +189,44 @@ public final class LiveVersionIndex: Sendable {
             }
         }
 
+        /// A copy of this state in fresh storage: tables sized to their contents, each distinct string
+        /// stored once. The copy is allocated while the heap is quiet, so it packs together instead of
+        /// staying scattered among the pages traffic grew (each long-lived entry there keeps its page
+        /// resident after the rest is returned to the system).
+        func compacted() -> State {
+            var strings: [String: String] = [:]
+            func fresh(_ s: String) -> String {
+                if let copy = strings[s] { return copy }
+                var source = s
+                let copy = source.withUTF8 { String(decoding: $0, as: UTF8.self) }
+                strings[s] = copy
+                return copy
+            }
+            func key(_ k: SlotKey) -> SlotKey { SlotKey(rule: fresh(k.rule), partition: fresh(k.partition), path: fresh(k.path)) }
+            func member(_ m: Member) -> Member { Member(partition: fresh(m.partition), hash: m.hash) }
+            func link(_ m: Member?) -> Member? { m.map(member) }
+            var c = State()
+            c.slots.reserveCapacity(slots.count)
+            for (k, versions) in slots { c.slots[key(k)] = versions.map { $0 } }
+            c.entries.reserveCapacity(entries.count)
+            for (m, e) in entries {
+                c.entries[member(m)] = Entry(slots: e.slots.map(key), bytes: e.bytes, older: link(e.older), newer: link(e.newer),
+                                             lastUsed: e.lastUsed, keep: e.keep)
+            }
+            c.oldest = link(oldest)
+            c.newest = link(newest)
+            c.totalBytes = totalBytes
+            c.retainedByHash = Dictionary(uniqueKeysWithValues: retainedByHash.map { ($0.key, $0.value) })
+            c.tombstones.reserveCapacity(tombstones.count)
+            for m in tombstones { c.tombstones.insert(member(m)) }
+            c.tombstoneQueue = tombstoneQueue[tombstoneHead...].filter { tombstones.contains($0) }.map(member)
+            c.tombstonesByHash = Dictionary(uniqueKeysWithValues: tombstonesByHash.map { ($0.key, $0.value) })
+            c.examined = examined
+            c.refused = refused
+            c.dropped = dropped.map(member)
+            return c
+        }
+
         mutating func unbury(_ m: Member) {
             guard tombstones.remove(m) != nil else { return }
             let left = (tombstonesByHash[m.hash] ?? 1) - 1
@@ -376,6 +414,12 @@ public final class LiveVersionIndex: Sendable {
             defer { s.dropped = [] }
             return s.dropped
         }
+    }
+
+    /// Moves the index into fresh, exactly sized storage (``State/compacted()``): for idle time, when
+    /// the memory traffic used is given back. O(entries), under the index's lock.
+    func compact() {
+        state.withLock { s in s = s.compacted() }
     }
 
     /// New versions ``offer`` refused so far.

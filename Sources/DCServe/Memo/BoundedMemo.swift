@@ -19,4 +19,9 @@ final class BoundedMemo<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         }
         return value
     }
+
+    /// Forgets every entry and the table's storage (for idle time).
+    func removeAll() {
+        entries.withLock { $0 = [:] }
+    }
 }
