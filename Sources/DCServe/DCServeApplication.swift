@@ -101,7 +101,8 @@ public final class DCServeApplication: @unchecked Sendable {
         let observed = c.admin.enabled
         let rules = try DictionaryRuleSet(rules: c.rules, outOfBand: c.outOfBand)
         let outOfBand = try OutOfBandDictionaryMiddleware(c.outOfBand, store: store)
-        let liveIndex = try Self.liveIndex(rules: rules, store: store, maxBytes: c.store.maxBytes, maxEntries: budget.liveIndexEntries)
+        let liveIndex = try Self.liveIndex(rules: rules, store: store, maxBytes: c.store.maxBytes, maxEntries: budget.liveIndexEntries,
+                                         maxTombstones: budget.liveIndexTombstones)
         if let tiered = store as? TieredDictionaryStore, !liveIndex.limits.isEmpty {
             // Versions other instances store become this one's too (same retention, same budget).
             tiered.onStored { [liveIndex] record in liveIndex.learn(record) }
@@ -253,7 +254,8 @@ public final class DCServeApplication: @unchecked Sendable {
             .responseMemo: compressionMiddleware.memo.bytes,
             .staticBodies: resources.heldBytes,
             .storeCache: store.cacheBytes ?? 0,
-            .liveIndex: compressionMiddleware.live.count * MemoryBudget.liveIndexEntryBytes,
+            .liveIndex: compressionMiddleware.live.count * MemoryBudget.liveIndexEntryBytes
+                + compressionMiddleware.live.tombstoneCount * MemoryBudget.liveIndexTombstoneBytes,
         ]
         let managed = used.values.reduce(0, +)
         used[.unmanaged] = max(0, ProcessMemory.residentBytes() - managed)
@@ -302,10 +304,10 @@ extension DCServeApplication {
     /// `maxBytes`: the global byte budget of live versions (the store's, `store.maxBytes`).
     /// `maxEntries`: the versions its share of the memory budget holds.
     static func liveIndex(rules: DictionaryRuleSet, store: any DictionaryStore, maxBytes: Int? = nil,
-                          maxEntries: Int? = nil) throws -> LiveVersionIndex {
+                          maxEntries: Int? = nil, maxTombstones: Int = 100_000) throws -> LiveVersionIndex {
         let index = LiveVersionIndex(limits: Dictionary(
             rules.rules.filter(\.isLive).map { ($0.name, $0.upstreamVersions) }, uniquingKeysWith: { a, _ in a }),
-            maxBytes: maxBytes, maxEntries: maxEntries)
+            maxBytes: maxBytes, maxEntries: maxEntries, maxTombstones: maxTombstones)
         if !index.limits.isEmpty { index.load(from: store) }
         return index
     }

@@ -35,7 +35,8 @@ import Locking
         #expect(overridden[.variants] == 8 << 20 && overridden[.responseMemo] == 2 << 20 && overridden[.staticBodies] == 4 << 20)
         #expect(overridden[.storeCache] == budget[.storeCache])
         #expect(MemoryBudget(total: 2 << 20).liveIndexEntries == 1024, "at least 1,024 versions")
-        #expect(MemoryBudget(total: 1000 << 20).liveIndexEntries == (150 << 20) / MemoryBudget.liveIndexEntryBytes)
+        #expect(MemoryBudget(total: 1000 << 20).liveIndexEntries == (150 << 20) / (512 + 256 / 4))
+        #expect(MemoryBudget(total: 1000 << 20).liveIndexTombstones == (150 << 20) / (512 + 256 / 4) / 4)
     }
 
     @Test func theApplicationsCachesGetTheirShares() throws {
@@ -48,6 +49,7 @@ import Locking
         #expect(app.resources.budget == budget[.staticBodies])
         #expect(app.compressionMiddleware.memo.byteBudget == budget[.responseMemo])
         #expect(app.compressionMiddleware.live.maxEntries == budget.liveIndexEntries)
+        #expect(app.compressionMiddleware.live.maxTombstones == budget.liveIndexTombstones)
         let used = app.memoryUse()
         #expect(Set(used.keys) == Set(MemoryBudget.Consumer.allCases))
         #expect(used[.unmanaged]! > 0, "the process's resident memory less the caches'")
@@ -117,6 +119,16 @@ import Locking
         #expect(index.count == 3, "a refused offer changes nothing")
         #expect(index.offer(h("a2"), at: key("a"), bytes: 10, keepSeconds: 60, now: 4))
         #expect(index.count == 3 && index.verdict(h("b1"), partition: "b", now: 4) == .pastRetention)
+    }
+
+    /// Remembered removals are capped (the budget's share covers them) and counted, oldest forgotten first.
+    @Test func tombstonesAreCappedOldestForgottenFirst() {
+        let index = LiveVersionIndex(limits: ["calendar": 1], maxTombstones: 3)
+        for v in 1...10 { index.add(h("a\(v)"), at: key("a"), now: Double(v)) }
+        #expect(index.count == 1 && index.tombstoneCount == 3)
+        #expect(index.verdict(h("a9"), partition: "a", now: 11) == .pastRetention)
+        #expect(index.verdict(h("a7"), partition: "a", now: 11) == .pastRetention)
+        #expect(index.verdict(h("a6"), partition: "a", now: 11) == .notLive, "forgotten: looked up in the store by partition")
     }
 
     @Test func withoutLifetimesTheLeastRecentlyUsedIsEvictedAsBefore() {

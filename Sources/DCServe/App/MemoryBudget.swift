@@ -12,7 +12,7 @@
 /// | `responseMemo` | 5% | `ResponseMemo` (finished content-addressed responses) |
 /// | `staticBodies` | 10% | `ResourceCache` (static bodies read for encoding) |
 /// | `storeCache` | 5% | the store's page caches (SQLite: split over its connections) |
-/// | `liveIndex` | 15% | `LiveVersionIndex` (an entry cap: ``liveIndexEntryBytes`` per version) |
+/// | `liveIndex` | 15% | `LiveVersionIndex` (caps on its versions and tombstones: ``liveIndexEntryBytes`` and ``liveIndexTombstoneBytes`` each) |
 /// | `unmanaged` | 25% | nothing: headroom |
 ///
 /// `compression.dictionaryMemoryBytes` and `compression.variantCacheBytes`, when set, override their
@@ -37,6 +37,11 @@ public struct MemoryBudget: Sendable, Equatable {
     /// Memory one retained live version costs the live index (its keys, slot and list links; measured
     /// by bench/scale), for the index's entry cap.
     public static let liveIndexEntryBytes = 512
+    /// Memory one remembered removal (tombstone) costs the live index (measured by heaptrack at idle
+    /// after bench/memory: about 230 bytes each).
+    public static let liveIndexTombstoneBytes = 256
+    /// Tombstones the index keeps per retained version it may hold (a quarter: the share covers both).
+    public static let liveIndexTombstonesPerEntry = 4
 
     /// The whole budget (`server.memoryBytes`).
     public let total: Int
@@ -61,8 +66,14 @@ public struct MemoryBudget: Sendable, Equatable {
 
     public subscript(_ consumer: Consumer) -> Int { bytes[consumer] ?? 0 }
 
-    /// Live versions the index may retain (its entry cap), at least 1,024.
-    public var liveIndexEntries: Int { max(1024, self[.liveIndex] / Self.liveIndexEntryBytes) }
+    /// Live versions the index may retain (its entry cap), at least 1,024: the share covers them and
+    /// ``liveIndexTombstones`` remembered removals.
+    public var liveIndexEntries: Int {
+        max(1024, self[.liveIndex] / (Self.liveIndexEntryBytes + Self.liveIndexTombstoneBytes / Self.liveIndexTombstonesPerEntry))
+    }
+
+    /// Removals the live index remembers (to answer a client naming one without a store lookup).
+    public var liveIndexTombstones: Int { liveIndexEntries / Self.liveIndexTombstonesPerEntry }
 
     /// SQLite's page cache per connection: the store share over the writer and `readers` readers.
     public func storePageCacheBytes(readers: Int) -> Int { max(256 << 10, self[.storeCache] / (readers + 1)) }

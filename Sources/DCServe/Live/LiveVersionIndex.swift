@@ -406,6 +406,8 @@ public final class LiveVersionIndex: Sendable {
     var totalBytes: Int { state.withLock { $0.totalBytes } }
     /// Number of retained (partition, hash) versions.
     var count: Int { state.withLock { $0.entries.count } }
+    /// Number of remembered removals (at most `maxTombstones`).
+    var tombstoneCount: Int { state.withLock { $0.tombstones.count } }
     /// The versions dropped (by count or budget) since the last call: for the store to remove them
     /// (their bytes would otherwise stay until the store's own retention, which could evict a version
     /// this index still keeps instead).
