@@ -153,17 +153,7 @@ public final class BrotliEncoder: ContentEncoder {
             complete = BrotliEncoderIsFinished(state) != 0
             return capacity - availableOut
         }
-        var output: [UInt8]
-        if let exact = try EncodeOutputScratch.shared.withBuffer(capacity: capacity, { scratch in
-            let base = scratch.baseAddress!.bindMemory(to: UInt8.self, capacity: capacity)
-            return [UInt8](UnsafeBufferPointer(start: base, count: try encodeFirst(into: base)))
-        }) {
-            output = exact
-        } else {
-            output = try [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
-                count = try encodeFirst(into: buffer.baseAddress!)
-            }
-        }
+        var output = try EncodeOutputScratch.shared.encodeExact(capacity: capacity) { try encodeFirst(into: $0) }
         while !complete {
             var availableOut = staging.capacity
             var nextOut: UnsafeMutablePointer<UInt8>? = staging.base

@@ -37,6 +37,21 @@ final class EncodeOutputScratch: Sendable {
         return try body(buffer.memory)
     }
 
+    /// The bytes `encode` writes into a buffer of `capacity` bytes (it returns how many it wrote), as an
+    /// array of exactly that size: encoded in a scratch buffer and copied out when `capacity` fits one,
+    /// else in an array of `capacity` bytes, right-sized (``rightSized(_:)``) afterwards.
+    func encodeExact(capacity: Int, _ encode: (UnsafeMutablePointer<UInt8>) throws -> Int) rethrows -> [UInt8] {
+        if let exact = try withBuffer(capacity: capacity, { scratch in
+            let base = scratch.baseAddress!.bindMemory(to: UInt8.self, capacity: capacity)
+            return [UInt8](UnsafeBufferPointer(start: base, count: try encode(base)))
+        }) {
+            return exact
+        }
+        return rightSized(try [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+            count = try encode(buffer.baseAddress!)
+        })
+    }
+
     /// Frees every idle buffer (when traffic stops).
     func freeIdle() {
         for buffer in idle.withLock({ idle -> [Buffer] in defer { idle = [] }; return idle }) { buffer.memory.deallocate() }

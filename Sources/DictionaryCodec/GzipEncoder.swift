@@ -64,16 +64,7 @@ public final class GzipEncoder: ContentEncoder {
             guard status == Z_STREAM_END else { throw CodecError.encoderFailure("deflate did not finish (\(status))") }
             return bound - Int(stream.pointee.avail_out)
         }
-        if let exact = try EncodeOutputScratch.shared.withBuffer(capacity: bound, { scratch in
-            let base = scratch.baseAddress!.bindMemory(to: UInt8.self, capacity: bound)
-            return [UInt8](UnsafeBufferPointer(start: base, count: try encode(into: base)))
-        }) {
-            return exact
-        }
-        let output = try [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
-            count = try encode(into: buffer.baseAddress!)
-        }
-        return rightSized(output)
+        return try EncodeOutputScratch.shared.encodeExact(capacity: bound) { try encode(into: $0) }
     }
 
     private func deflate(_ input: UnsafeRawBufferPointer, _ mode: Int32, into output: inout [UInt8]) throws {

@@ -47,15 +47,7 @@ enum ZstdOneShot {
             withExtendedLifetime(prepared) {}
             withExtendedLifetime(dictionary) {}
         }
-        if let output = try EncodeOutputScratch.shared.withBuffer(capacity: bound, { scratch in
-            [UInt8](UnsafeRawBufferPointer(rebasing: scratch[0..<(try encode(into: scratch.baseAddress!))]))
-        }) {
-            return output
-        }
-        let output = try [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
-            count = try encode(into: UnsafeMutableRawPointer(buffer.baseAddress!))
-        }
-        return rightSized(output)
+        return try EncodeOutputScratch.shared.encodeExact(capacity: bound) { try encode(into: UnsafeMutableRawPointer($0)) }
     }
 }
 
