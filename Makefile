@@ -55,7 +55,7 @@ build: deps
 serve: build
 	$(DCSERVE) $(SERVE_ARGS)
 
-# The PostgreSQL store tests (issue #15) run against a throwaway PostgreSQL 15 in .build/pg/unit,
+# The PostgreSQL store tests run against a throwaway PostgreSQL 15 in .build/pg/unit,
 # stopped whether the tests pass or not (the integration tests start their own, in pg_support.py).
 unit-test: deps-test
 	swift build --build-tests
@@ -118,7 +118,7 @@ bench: deps-test build
 clean:
 	rm -rf .build .deps
 
-# --- Parser fuzzers (#13 item 13) -------------------------------------------------------------
+# --- Parser fuzzers --------------------------------------------------------------------------
 # One libFuzzer driver (Fuzz/DCServeFuzz, its own package and scratch path, built with
 # -sanitize=fuzzer,address) with one mode per parser of outside input: Accept-Encoding, the
 # dictionary fields (Available-Dictionary, Dictionary-ID, Use-As-Dictionary), negotiation, URL

@@ -16,7 +16,7 @@ import Logging
 /// Lifetime: `init` loads the store and starts housekeeping; `startBackgroundWork()` starts
 /// precompression (once the listeners are open); `stop()` ends all background work and flushes the
 /// store — call it on every exit path, start-up failures included, so no background hashing outlives
-/// the process's OpenSSL cleanup (#13 item 4).
+/// the process's OpenSSL cleanup.
 ///
 /// Thread-safety: immutable after `init`; its parts are thread-safe. The housekeeping timer is only
 /// cancelled after `init` (DispatchSource's cancel is thread-safe), hence `@unchecked Sendable`.
@@ -41,7 +41,7 @@ public final class DCServeApplication: @unchecked Sendable {
     public let staticFiles: StaticFileHandler?
     /// The router, when `configuration.routes` is not empty.
     public let router: RouteHandler?
-    /// History dictionaries (issue #16), when a rule has `history`.
+    /// History dictionaries, when a rule has `history`.
     public let history: HistoryDictionaries?
     public let metrics: DCServeMetrics
     /// Recent responses, dictionary hits and bytes per 10 s, for the admin listener's live view.

@@ -12,8 +12,8 @@ import Prometheus
 /// marks the application ready (and tells systemd `READY=1` when started with `Type=notify`) and
 /// only then starts background work (precompression). A start that
 /// fails stops everything it started — listeners, background work, housekeeping — before throwing,
-/// so the process can exit without background hashing racing OpenSSL's exit-time cleanup
-/// (#13 item 4). `shutdown()` drains the servers (up to `server.shutdownDeadlineSeconds`), then
+/// so the process can exit without background hashing racing OpenSSL's exit-time cleanup.
+/// `shutdown()` drains the servers (up to `server.shutdownDeadlineSeconds`), then
 /// stops the application (background work, final store flush).
 ///
 /// Thread-safety: immutable after `init`; `start()` and `shutdown()` are each called once, in order.

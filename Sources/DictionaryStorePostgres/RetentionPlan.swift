@@ -3,7 +3,7 @@ import DictionaryTransport
 import Foundation
 
 /// The retention rules of ``DictionaryRetention`` as a pure function over records — the same rules
-/// ``DirectoryDictionaryStore/prune(now:)`` applies (#13):
+/// ``DirectoryDictionaryStore/prune(now:)`` applies:
 /// 1. past `expires + keepPastExpiry`: removed (`expired`);
 /// 2. `maxCountPerRule` bounds only **expired** dictionaries of a rule (past `expires`, still kept):
 ///    the least recently served of those go (`ruleCount`); fresh ones are never removed by the count;

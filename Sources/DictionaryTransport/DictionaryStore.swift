@@ -42,7 +42,7 @@ public protocol DictionaryStore: Sendable {
     @discardableResult
     func remove(_ records: [(hash: DictionaryHash, partition: String?)]) -> Int
 
-    // Partitions (issue #14/#15). A dictionary of a private rule belongs to one partition
+    // Partitions. A dictionary of a private rule belongs to one partition
     // (``DictionaryMetadata/partition``) and is found by (partition, hash) only: the hash-only methods
     // above answer for shared dictionaries (partition nil) alone, never for a partitioned one.
 

@@ -73,7 +73,7 @@ public struct URLPattern: Hashable, Sendable, CustomStringConvertible {
     //
     // Prefix checks compare UTF-8 bytes, never `Character`s: `"/\u{05BB}x".hasPrefix("/")` is false
     // (a combining mark joins the slash's grapheme), which made a resolved pathname fail to re-parse
-    // (found by the url-pattern fuzzer, #13 item 13).
+    // (found by the url-pattern fuzzer).
 
     static func resolvePathname(_ match: String, base: URLPatternBase?) throws(URLPatternError) -> String {
         guard !match.isEmpty else { throw URLPatternError(.empty, pattern: match, "the pattern is empty") }

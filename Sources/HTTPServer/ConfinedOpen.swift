@@ -5,7 +5,7 @@ import Darwin
 #endif
 
 /// Opens a path below a directory descriptor, following symlinks only while they stay inside it, in
-/// one race-free walk (#13 item 1).
+/// one race-free walk.
 ///
 /// Every component is opened with `openat(…, O_NOFOLLOW)` relative to the descriptor of the directory
 /// before it, which this walk holds open; a symlink is read with `readlinkat` on that same descriptor

@@ -61,7 +61,7 @@ public struct StaticFileHandler: HTTPHandler {
         respond(response(for: request))
     }
 
-    /// How often a request is tried again when its file changed while it was being read (#13 item 5).
+    /// How often a request is tried again when its file changed while it was being read.
     static let changedFileAttempts = 4
 
     /// The response for `request` (synchronous; does file I/O). A file rewritten in place while it is

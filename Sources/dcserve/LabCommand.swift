@@ -4,7 +4,7 @@ import Dispatch
 import Foundation
 import HTTPServer
 
-/// `dcserve lab`: the conformance lab for client developers (issue #18). Serves the scenarios, the
+/// `dcserve lab`: the conformance lab for client developers. Serves the scenarios, the
 /// JSON plan, the browser page and the graded reports until SIGTERM/SIGINT. Prints
 /// `lab listening on http://HOST:PORT/lab/` (one line per listener) on standard error.
 struct LabCommand: ParsableCommand {

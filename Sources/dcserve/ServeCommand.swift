@@ -122,7 +122,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if let root { c.site.root = root }
         if let store {
-            if store.hasPrefix("postgres://") || store.hasPrefix("postgresql://") {  // shared store (issue #15)
+            if store.hasPrefix("postgres://") || store.hasPrefix("postgresql://") {  // shared store
                 c.store.kind = .postgres
                 c.store.postgres.url = store
             } else {

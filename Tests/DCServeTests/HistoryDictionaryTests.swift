@@ -9,7 +9,7 @@ import Testing
 import TestSupport
 import Locking
 
-/// History dictionaries (issue #16): the group pattern, the window, the build budget, the index, and
+/// History dictionaries: the group pattern, the window, the build budget, the index, and
 /// the builder with a real directory store. End to end (proxy, example API, CLI decoders):
 /// Tests/integration/test_history_dictionaries.py.
 @Suite struct HistoryDictionaryTests {
@@ -250,7 +250,7 @@ import Locking
         return try awaitedResponse { respond in middleware.handle(request, next: next, respond: respond) }
     }
 
-    /// Early Link (#16): the response whose body completes a group's first dictionary carries that
+    /// Early Link: the response whose body completes a group's first dictionary carries that
     /// dictionary's `Link`, and the dictionary is usable at once — its URL answers and a request may
     /// name it — while its store write is still waiting (the store's `put` is held shut); the write
     /// then lands, and a restart finds it.

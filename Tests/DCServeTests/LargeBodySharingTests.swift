@@ -10,7 +10,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// #13 item 2: a large file in a dictionary rule's scope costs no copy of its body per request:
+/// A large file in a dictionary rule's scope costs no copy of its body per request:
 /// identity is sent from the file, encoded variants from the variant cache's one shared array, and
 /// the resource cache remembers a large file's digest without its bytes.
 @Suite struct LargeBodySharingTests {

@@ -3,7 +3,7 @@ import DictionaryCodec
 import HTTPTypes
 import Testing
 
-/// The pure parts of live dictionaries (issue #14): partition ids, the lifetime policy, the index of
+/// The pure parts of live dictionaries: partition ids, the lifetime policy, the index of
 /// retained versions. End to end (proxy, example API, CLI decoders): Tests/integration/test_live_dictionaries.py.
 @Suite struct LiveDictionaryTests {
     @Test func hmacMatchesRFC4231() {

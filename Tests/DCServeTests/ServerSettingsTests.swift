@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `server.*` settings that used to be command-line only, and the ranges of every duration and size
-/// (#13 item 9: nonsense is refused with the key's name, never trapped on).
+/// (nonsense is refused with the key's name, never trapped on).
 @Suite struct ServerSettingsTests {
     func file(_ json: String) throws -> String {
         let path = FileManager.default.temporaryDirectory

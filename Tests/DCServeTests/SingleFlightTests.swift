@@ -10,7 +10,7 @@ import Synchronization
 import Testing
 import Locking
 
-/// #13 item 10: identical concurrent requests encode once per variant and read each resource once.
+/// Identical concurrent requests encode once per variant and read each resource once.
 @Suite struct SingleFlightTests {
     @Test func concurrentCallersForOneKeyShareOneEncode() throws {
         let flights = SingleFlight<Int, CachedVariant>(maxConcurrentLarge: 1, largeInputBytes: 10)

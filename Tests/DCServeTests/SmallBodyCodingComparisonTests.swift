@@ -9,7 +9,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// Issue #16 / #13 item 6: for a small body negotiated to a dictionary coding, the middleware
+/// For a small body negotiated to a dictionary coding, the middleware
 /// encodes dcb and dcz and sends the smaller; for one negotiated to brotli or zstd, the smaller of
 /// those two (checked against independent encodes at the same levels); large bodies, unequal client
 /// weights and a single offered coding keep one encode.

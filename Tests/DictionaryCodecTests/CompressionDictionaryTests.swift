@@ -72,7 +72,7 @@ import TestSupport
     }
 }
 
-/// Found by the decode fuzzer (#13 item 13): prepared forms referenced their dictionary, which caches
+/// Found by the decode fuzzer: prepared forms referenced their dictionary, which caches
 /// them, so a dictionary that was ever used was never freed.
 @Suite struct CompressionDictionaryLifetimeTests {
     @Test func aPreparedDictionaryIsFreedWithItsLastReference() throws {

@@ -144,7 +144,7 @@ struct PostgresDictionaryStoreTests {
 
     @Test func retentionRunsOnOneInstanceAtATimeAndIsSeenByAll() async throws {
         let settings = try await TestPostgres.freshDatabase()
-        // The count cap bounds only expired dictionaries (#13): both are past `expires` at t0 + 20.
+        // The count cap bounds only expired dictionaries: both are past `expires` at t0 + 20.
         let retention = DictionaryRetention(maxCountPerRule: 1)
         let a = try await open(settings, retention: retention)
         let b = try await open(settings, retention: retention)

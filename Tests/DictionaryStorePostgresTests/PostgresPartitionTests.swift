@@ -6,7 +6,7 @@ import PostgresNIO
 import Testing
 import TestSupport
 
-/// Per-user partitions in the PostgreSQL store (issues #14, #15): persisted, returned, looked up by
+/// Per-user partitions in the PostgreSQL store: persisted, returned, looked up by
 /// (partition, hash) only, carried by notifications and the tiered store, migrated from schema 1,
 /// and pruned by #13's retention rule across partitions. Against the real throwaway PostgreSQL.
 @Suite(.serialized, .enabled(if: TestPostgres.url != nil, TestPostgres.skipReason))

@@ -49,7 +49,7 @@ import TestSupport
     let t0 = Date(timeIntervalSince1970: 1_800_000_000)
     func hash(_ n: UInt8) -> DictionaryHash { SHA256.hash([n]) }
 
-    /// #13 item 11's rule: the per-rule count cap removes only expired dictionaries; fresh ones go only
+    /// The rule: the per-rule count cap removes only expired dictionaries; fresh ones go only
     /// under the byte budget, least recently served first.
     @Test func expiredFirstThenBytesLeastRecentlyServedFirst() {
         let records: [RetentionPlan.Record] = [

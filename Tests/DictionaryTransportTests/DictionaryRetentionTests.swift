@@ -4,7 +4,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// #13 item 11: retention keeps the dictionaries clients were told to keep. Stores of thousands of
+/// Retention keeps the dictionaries clients were told to keep. Stores of thousands of
 /// dictionaries are laid out on disk directly (what `put` would leave, without 10,000 fsyncs), then
 /// opened and pruned.
 @Suite struct DictionaryRetentionTests {

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// #13 items 7 and 8: the store removes or moves only files it wrote, never follows a symlink, and
+/// The store removes or moves only files it wrote, never follows a symlink, and
 /// never reads a file larger than the largest dictionary it accepts.
 @Suite struct DictionaryStoreOwnershipTests {
     let directory = makeTemporaryDirectory()

@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// The directory store answers by (partition, hash): a partitioned dictionary is never returned for
-/// another partition or for none, in memory or after a restart (issues #14, #15).
+/// another partition or for none, in memory or after a restart.
 @Suite struct DirectoryStorePartitionTests {
     let t0 = Date(timeIntervalSince1970: 1_800_000_000)
     let alice = String(repeating: "a1", count: 32)

@@ -232,7 +232,7 @@ import Locking
         #expect(decide(request(), sizes: [.dcz: 500, .dcb: 400, .br: 900, .zstd: 950, .gzip: 1200]) == .dictionary(.dcb, referenceHash))
     }
 
-    /// #13 item 6: Chromium's `gzip, deflate, br, zstd, dcb, dcz` ties six codings, and the gzip size
+    /// Chromium's `gzip, deflate, br, zstd, dcb, dcz` ties six codings, and the gzip size
     /// is never known; the known, smaller dcb must still beat the known, larger dcz.
     @Test func smallerKnownDictionaryCodingWinsWhateverElseTies() {
         #expect(decide(request(), sizes: [.dcz: 6_011, .dcb: 5_471]) == .dictionary(.dcb, referenceHash))

@@ -65,7 +65,7 @@ private func pattern(_ match: String) throws -> URLPattern { try URLPattern(matc
         #expect(try pattern(match).matches(path: path) == expected, "\(match) vs \(path)")
     }
 
-    /// Found by the url-pattern fuzzer (#13 item 13): an absolute pattern whose path starts with `//`
+    /// Found by the url-pattern fuzzer: an absolute pattern whose path starts with `//`
     /// was accepted, but its resolved pathname (what the store keeps) did not parse again.
     @Test func everyAcceptedPatternsPathnameParsesAgain() throws {
         for match in ["https://example.com//*", "https://example.com//x/*.js", "https://example.com///"] {

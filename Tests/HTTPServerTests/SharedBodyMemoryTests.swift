@@ -21,7 +21,7 @@ private struct SharedBodyHandler: HTTPHandler {
     }
 }
 
-@Suite("Large in-memory bodies are written from the shared array (#13 item 2)")
+@Suite("Large in-memory bodies are written from the shared array")
 struct SharedBodyMemoryTests {
     @Test func neverReadingClientsDoNotCopyTheBody() async throws {
         let size = 20 << 20

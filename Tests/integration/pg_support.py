@@ -1,4 +1,4 @@
-"""A throwaway PostgreSQL 15 for the shared-store tests (issue #15), through
+"""A throwaway PostgreSQL 15 for the shared-store tests, through
 scripts/throwaway-postgres.sh: its own data directory, a free port on 127.0.0.1, started by the
 test session and stopped by `pg_ctl` (then by the postmaster's PID) even when tests fail.
 

@@ -1,6 +1,6 @@
 """Settings and start-up against the real binary: nonsense durations and sizes refused with the
-key or flag named (#13 item 9), SIGTERM with the longest valid deadline still saves the store, a
-start-up failure with a busy store exits cleanly (#13 item 4), and quick mode `--upstream`."""
+key or flag named, SIGTERM with the longest valid deadline still saves the store, a
+start-up failure with a busy store exits cleanly, and quick mode `--upstream`."""
 from __future__ import annotations
 
 import json
@@ -149,7 +149,7 @@ def busy_store(dcserve_bin, tmp_path, count=20, size=1 << 20, small=0):
 
 
 def test_start_failure_with_a_busy_store_exits_cleanly(dcserve_bin, tmp_path):
-    """#13 item 4: a bad certificate with a non-empty store used to crash (exit 132/139) in 10 of 25
+    """A bad certificate with a non-empty store used to crash (exit 132/139) in 10 of 25
     runs; it must print the reason and exit 1 every time."""
     args = busy_store(dcserve_bin, tmp_path, small=3000)
     bad = tmp_path / "bad.pem"

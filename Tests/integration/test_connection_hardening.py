@@ -1,4 +1,4 @@
-"""Issue #13 items 3 and 12 against the release binary, with raw sockets: a server that ends a
+"""Connection hardening against the release binary, with raw sockets: a server that ends a
 connection with unread input must still deliver every response it answered (lingering close,
 RFC 9112 §9.6), and a client that half-closes after its request must see the server close at once,
 not after the idle timeout."""

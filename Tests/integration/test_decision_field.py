@@ -1,4 +1,4 @@
-"""Issue #18 item 1: every response through the compression step carries one typed decision, shown in
+"""Every response through the compression step carries one typed decision, shown in
 the `DCServe-Decision` field (off by default with --config, on in quick mode), the access log and the
 metrics. Each decision kind is driven with http.client and checked against what was actually sent
 (dcz/dcb bodies decoded with the zstd CLI and the brotli CLI)."""

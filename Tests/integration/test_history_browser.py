@@ -1,4 +1,4 @@
-"""Headless Chromium and history dictionaries (issue #16), through the reverse proxy against the example
+"""Headless Chromium and history dictionaries, through the reverse proxy against the example
 API's chats: a page navigation to a chat whose response carries `Link: <…>; rel="compression-dictionary"`
 makes Chromium fetch and register alice's dictionary of chat 1 (the Authorization header comes from
 DevTools' extra headers, so the dictionary URL sees alice's partition); the page's later fetch() of

@@ -1,4 +1,4 @@
-"""History dictionaries (issue #16) with Chromium's Accept-Encoding (`gzip, deflate, br, zstd, dcb, dcz`):
+"""History dictionaries with Chromium's Accept-Encoding (`gzip, deflate, br, zstd, dcb, dcz`):
 a small message fetch, and the next dictionary's download (its URL lies in the chat's scope, so it is
 fetched naming the current dictionary), each come as the smaller of dcb and dcz. Sizes are checked
 against the other coding requested alone (served from the variant cache: same bytes), bodies are

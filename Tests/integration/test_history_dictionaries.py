@@ -1,4 +1,4 @@
-"""History dictionaries (issue #16) through the reverse proxy against the example API's chats:
+"""History dictionaries through the reverse proxy against the example API's chats:
 per (chat, user) a dictionary built from recent message responses, offered with `Link`, served at a
 content-addressed URL only to its partition, and used for dcb/dcz of later fetches of that chat.
 Deltas are decoded with the zstd CLI and the brotli CLI, never with dcserve's own code.

@@ -1,4 +1,4 @@
-"""`dcserve lab` (issue #18 items 3–4): `dcserve fetch --lab` passes every scenario; an independent
+"""`dcserve lab`: `dcserve fetch --lab` passes every scenario; an independent
 Python client passes too, and the same client with deliberate mistakes fails exactly the scenarios
 those mistakes break, with messages that say what was expected and what came; bad input gets 4xx."""
 from __future__ import annotations

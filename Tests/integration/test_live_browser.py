@@ -1,4 +1,4 @@
-"""Headless Chromium through the reverse proxy (issue #14): a page fetches `/latest_news` (the example
+"""Headless Chromium through the reverse proxy: a page fetches `/latest_news` (the example
 API sends `no-cache`; the rule's lifetime `max-age=0, stale-while-revalidate=86400` lets Chromium keep
 it as a dictionary), the feed gets a new article, and the next fetch carries Available-Dictionary with
 the previous response's hash, arrives as dcz, and the page checks the decoded bytes (WebCrypto SHA-256).

@@ -1,4 +1,4 @@
-"""Live API responses as dictionaries (issue #14), through the reverse proxy against the example API:
+"""Live API responses as dictionaries, through the reverse proxy against the example API:
 `/latest_news` (one shared feed, the last 4 versions usable) and `/api/calendar` (per user by bearer
 token, partitioned by an HMAC of Authorization). Deltas are decoded with the zstd CLI and the brotli
 CLI, never with dcserve's own code.

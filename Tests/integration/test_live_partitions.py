@@ -1,4 +1,4 @@
-"""Per-user partitions of live dictionaries (issues #14, #15), end to end through the proxy against the
+"""Per-user partitions of live dictionaries, end to end through the proxy against the
 example API: partitions named by the upstream (`upstreamHeader`), the global byte budget across 10,000
 partitions (over it, new versions are not advertised), and calendar deltas through three instances on
 one PostgreSQL that keep partitions apart. Deltas are decoded with the zstd CLI and the brotli CLI.

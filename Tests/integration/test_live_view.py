@@ -1,4 +1,4 @@
-"""Issue #18 item 2: the live view on the admin listener. After known traffic (a dictionary stored,
+"""The live view on the admin listener. After known traffic (a dictionary stored,
 a dcz delta, plain responses), headless Chromium loads /dcserve, and the DOM shows that dictionary,
 those decisions and sizes, and the saved-bytes plot; a screenshot goes to .build/artifacts/live-view.png."""
 from __future__ import annotations

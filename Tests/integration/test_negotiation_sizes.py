@@ -1,4 +1,4 @@
-"""#13 item 6 end to end: with both dictionary variants cached, Chromium's Accept-Encoding
+"""With both dictionary variants cached, Chromium's Accept-Encoding
 (`gzip, deflate, br, zstd, dcb, dcz`, whose gzip/deflate sizes are never known) gets the smaller of
 dcb and dcz, exactly as `Accept-Encoding: dcb, dcz` does."""
 import base64

@@ -1,4 +1,4 @@
-"""Clients that request a large file inside a dictionary rule's scope and never read (issue #13 item 2).
+"""Clients that request a large file inside a dictionary rule's scope and never read.
 
 Every such connection must not cost a copy of the body: identity is sent from the file itself
 (sendfile), encoded variants from the one cached array every connection shares. The test opens

@@ -1,4 +1,4 @@
-"""Several dcserve instances on one PostgreSQL dictionary store (issue #15), against a throwaway
+"""Several dcserve instances on one PostgreSQL dictionary store, against a throwaway
 PostgreSQL 15 (pg_support) and the real binary; deltas decoded by independent tools."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One user's data never reaches another, and what dcserve sends is the right bytes (issue #32): the
+"""One user's data never reaches another, and what dcserve sends is the right bytes: the
 anonymous partition takes no credentialed or private exchange, a repeated partition key means no
 partition, store files are private, undecodable upstream bodies never become dictionaries, a coding
 the client refused is never sent, integrity fields of another representation are dropped, a proxied

@@ -1,4 +1,4 @@
-"""dcserve behind a real shared cache (nginx `proxy_cache`), both ways (issue #32 item 7):
+"""dcserve behind a real shared cache (nginx `proxy_cache`), both ways:
 - the cache ignores `Vary` and keys on the URL and `Accept-Encoding` (what several CDNs do), dcserve on
   its default `server.sharedCaches: ignoreVary`;
 - the cache honours `Vary` (nginx's default), dcserve on `honourVary`.

@@ -1,4 +1,4 @@
-"""#13 items 1 and 5: static files under concurrent renames and rewrites.
+"""Static files under concurrent renames and rewrites.
 
 Item 1: while another process swaps `site/race` (a directory) and `site/race_alt` (a symlink to a
 directory outside the root) with renameat2(RENAME_EXCHANGE), clients fetching `/race/passwd` must

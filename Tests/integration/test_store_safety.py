@@ -1,4 +1,4 @@
-"""#13 items 7 and 8 end to end: the store is refused inside the document root, and files in the
+"""The store is refused inside the document root, and files in the
 store directory that dcserve did not write survive a server run untouched."""
 import hashlib
 import json

@@ -363,7 +363,7 @@ def test_samples_from_store_rule(dcserve_bin, corpus, tmp_path):
 
 
 def test_held_out_zero_trains_on_every_sample_given(dcserve_bin, trained, tmp_path):
-    """#13 item 14: with the caller's own held-out pages kept outside the samples, `--held-out 0`
+    """With the caller's own held-out pages kept outside the samples, `--held-out 0`
     holds out nothing more; the chosen method is rebuilt from all given samples (training + validation)."""
     _, report, corpus = trained
     assert report["samples"]["rebuiltFrom"] == report["samples"]["training"] + report["samples"]["validation"]

@@ -1,4 +1,4 @@
-"""bench/history: history dictionaries (issue #16) on real conversational text.
+"""bench/history: history dictionaries on real conversational text.
 
 Starts the example API (examples/api, uvicorn) and dcserve (release) in front of it with a history rule
 on /api/chats/:chat/* partitioned by Authorization, creates a fresh alice+bob chat, and replays

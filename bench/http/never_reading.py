@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""RSS of dcserve with N clients that request one large file and never read (issue #13 item 2).
+"""RSS of dcserve with N clients that request one large file and never read.
 
 Starts `dcserve serve --root R --dictionaries '/big/*'` (so the file is inside a dictionary rule's
 scope and served from memory), fetches it once to warm the caches, then opens N connections that

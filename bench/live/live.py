@@ -1,4 +1,4 @@
-"""bench/live: a live feed where every response is new (issue #14). See `run` for the method.
+"""bench/live: a live feed where every response is new. See `run` for the method.
 
 1. Bytes per response: a client walks versions 1..K of its feed through dcserve, naming the version it
    holds; the dcz/dcb bodies are decoded with Python zstandard / the brotli CLI and compared with the

@@ -12,7 +12,7 @@ public protocol CompressionObserver: Sendable {
     func encoded(coding: ContentCoding, level: Int, duration: Duration)
     /// A dictionary was stored for the first time by this process.
     func storedDictionary(_ hash: DictionaryHash, bytes: Int)
-    /// One event of a live rule (issue #14): a response, a dictionary hit, or a refused version.
+    /// One event of a live rule: a response, a dictionary hit, or a refused version.
     func live(rule: String, _ event: LiveEvent)
     /// Sizes for one compressible response: its identity body, what the best non-dictionary coding
     /// the client accepts would have sent, and what was sent; `rule`: the rule covering the path.

@@ -25,7 +25,7 @@ public struct DictionaryRuleSet: Sendable {
         /// Private rule: where each request's partition comes from.
         public let partition: DictionaryPartitionSource?
 
-        /// History rule (issue #16): dictionaries built per group from recent bodies (nil otherwise).
+        /// History rule: dictionaries built per group from recent bodies (nil otherwise).
         public let history: HistoryDictionarySettings?
         /// The `:group` of a history rule's `match`.
         let historyGroup: HistoryGroupPattern?
@@ -124,7 +124,7 @@ public struct DictionaryRuleSet: Sendable {
         return Self.namesWhatItSays(path) ? rule : nil
     }
 
-    /// The first history rule whose `match` covers `path` (issue #16).
+    /// The first history rule whose `match` covers `path`.
     public func historyRule(for path: Substring) -> Rule? {
         guard hasHistoryRules, let rule = rules.first(where: { $0.history != nil && $0.match.matches(path: path) }) else { return nil }
         return Self.namesWhatItSays(path) ? rule : nil

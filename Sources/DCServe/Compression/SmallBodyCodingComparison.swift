@@ -3,7 +3,7 @@ import DictionaryTransport
 import HTTPTypes
 
 /// Which coding of a pair to send for a small body once negotiation chose one of them without
-/// knowing both sizes: dcb or dcz (issue #16; #13 item 6), and brotli or zstd for a plain coding.
+/// knowing both sizes: dcb or dcz, and brotli or zstd for a plain coding.
 /// The smaller known size wins.
 ///
 /// Negotiation (pure) ranks the two of a pair by server preference when the sizes are not known yet.

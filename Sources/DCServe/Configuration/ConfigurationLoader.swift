@@ -171,7 +171,7 @@ public enum ConfigurationLoader {
 }
 
 extension ConfigurationLoader {
-    /// `dictionaries.<rule>.history.*` (issue #16); nil when the rule has no `history` object.
+    /// `dictionaries.<rule>.history.*`; nil when the rule has no `history` object.
     static func readHistory(_ r: ConfigValues, key k: String) throws -> HistoryDictionarySettings? {
         var h = HistoryDictionarySettings()
         let enabled = try r.bool("\(k).enabled")

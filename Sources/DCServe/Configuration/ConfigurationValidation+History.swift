@@ -1,5 +1,5 @@
 extension DCServeConfiguration {
-    /// Validates a history rule (issue #16), naming the bad key: `match` has exactly one `:name`
+    /// Validates a history rule, naming the bad key: `match` has exactly one `:name`
     /// group as a whole path segment after fixed text, the partition (if any) comes from the request,
     /// and the sizes and times are in range.
     func checkHistorySettings(_ rule: DictionaryRule, key k: String) throws {

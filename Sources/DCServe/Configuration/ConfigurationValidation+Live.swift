@@ -1,5 +1,5 @@
 extension DCServeConfiguration {
-    /// Validates a rule's live-response settings (issue #14), naming the bad key.
+    /// Validates a rule's live-response settings, naming the bad key.
     func checkLiveSettings(_ rule: DictionaryRule, key k: String) throws {
         if let n = rule.upstreamVersions {
             try SettingRange.check(n, in: 1...1000, key: "\(k).upstreamVersions", "versions")

@@ -1,6 +1,6 @@
 import DictionaryStorePostgres
 
-/// The shared PostgreSQL dictionary store's settings (`store.kind`, `store.postgres.*`; issue #15).
+/// The shared PostgreSQL dictionary store's settings (`store.kind`, `store.postgres.*`).
 ///
 /// `store.postgres.url` (`postgres://USER[:PASSWORD]@HOST:PORT/DB[?sslmode=…]`) or the fields; a
 /// field given next to the URL overrides the URL's part (e.g. the password from

@@ -206,7 +206,7 @@ public struct DictionaryRule: Sendable, Equatable {
     public var compress: [String]
     /// Allow dictionary compression of private responses (cookies, authorization) for this rule.
     public var allowPrivate = false
-    /// Live responses (issue #14): keep the last N versions per URL (and partition) usable as
+    /// Live responses: keep the last N versions per URL (and partition) usable as
     /// dictionaries; older ones are refused as if unknown. nil = no per-URL limit (store retention only).
     public var upstreamVersions: Int?
     /// `Cache-Control` of advertised responses (``DictionaryLifetime``).
@@ -215,7 +215,7 @@ public struct DictionaryRule: Sendable, Equatable {
     public var ttlSeconds: Int?
     /// Per-user dictionaries: where the partition comes from. nil = one shared partition.
     public var partition: DictionaryPartitionSource?
-    /// History dictionaries (issue #16, `dictionaries.<rule>.history`): when set, responses are not
+    /// History dictionaries (`dictionaries.<rule>.history`): when set, responses are not
     /// advertised one by one; instead a dictionary is built per (`:group` value of `match`, partition)
     /// from recent bodies and offered out of band. See ``HistoryDictionarySettings``.
     public var history: HistoryDictionarySettings?

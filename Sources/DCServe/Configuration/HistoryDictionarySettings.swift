@@ -1,4 +1,4 @@
-/// The settings of a history rule (`dictionaries.<rule>.history.*`, issue #16): per conversation
+/// The settings of a history rule (`dictionaries.<rule>.history.*`): per conversation
 /// (the value of the rule's `:group` in `match`) and partition, a window of recent response bodies
 /// becomes a raw dictionary, rebuilt as content arrives and offered with `Link`.
 ///

@@ -24,7 +24,7 @@ public enum DecisionReason: String, Hashable, Sendable, CaseIterable {
     case bodyTooSmall = "body-too-small"
     case upstreamEncoded = "upstream-encoded"
     case dictionaryCodingNotPreferred = "dictionary-coding-not-preferred"
-    // Live rules (issue #14): the named version belongs to another partition / is past the retention.
+    // Live rules: the named version belongs to another partition / is past the retention.
     case partitionMismatch = "partition-mismatch"
     case pastRetention = "past-retention"
     /// The partition key appears more than once (``RequestPartition/ambiguous``): no dictionary transport.

@@ -5,7 +5,7 @@ import HTTPServer
 import HTTPTypes
 import Logging
 
-/// History dictionaries (issue #16) as one part of the application: the history rules, their
+/// History dictionaries as one part of the application: the history rules, their
 /// builders, the index of accepted dictionaries and the metrics, shared by
 /// ``HistoryDictionaryMiddleware`` (collects bodies, offers `Link`, serves the dictionary URL) and
 /// ``DictionaryCompressionMiddleware`` (codes responses against them, by (partition, hash, path)).

@@ -3,7 +3,7 @@ import DictionaryTransport
 import Foundation
 import Locking
 
-/// Which history dictionaries (issue #16) a client may name: per (rule, group, partition) the last
+/// Which history dictionaries a client may name: per (rule, group, partition) the last
 /// `keep` builds that have not expired, newest last.
 ///
 /// A hash this index has ever seen is answered ONLY through it — by (partition, hash, request path),

@@ -5,7 +5,7 @@ import Foundation
 import HTTPServer
 import HTTPTypes
 
-/// The HTTP side of history dictionaries (issue #16). Sits inside the compression middleware, so
+/// The HTTP side of history dictionaries. Sits inside the compression middleware, so
 /// it sees identity bodies and its `Link` survives compression.
 ///
 /// - A path of a history rule's group (`/api/chats/42/messages`): a GET 200 identity body is added

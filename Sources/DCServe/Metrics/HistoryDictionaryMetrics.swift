@@ -1,6 +1,6 @@
 import CoreMetrics
 
-/// Metrics of history dictionaries (issue #16), per rule:
+/// Metrics of history dictionaries, per rule:
 ///
 /// | metric | labels | meaning |
 /// |---|---|---|

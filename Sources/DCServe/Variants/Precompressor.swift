@@ -13,7 +13,7 @@ import Logging
 ///
 /// Stoppable: `isStopping` is checked before each file and each dictionary, and `start(in:)` enters
 /// `group` until the walk is over, so shutdown can wait for it (hashing must not outlive the process's
-/// OpenSSL cleanup, #13 item 4).
+/// OpenSSL cleanup).
 struct Precompressor {
     static let maxDictionariesPerResource = 4
 

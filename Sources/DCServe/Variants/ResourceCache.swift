@@ -8,7 +8,7 @@ import Locking
 /// Bytes are kept for resources up to a quarter of the byte budget; for larger ones only the digest
 /// is remembered (`bytes == nil`): the middleware then sends the file itself (sendfile) when identity
 /// is chosen, and reads it again (checked against the hash, ``IdentityBody``) only to encode a
-/// variant the variant cache lacks. So a large file costs no memory per request (#13 item 2).
+/// variant the variant cache lacks. So a large file costs no memory per request.
 ///
 /// Bounded by a byte budget (held bytes) and `maxEntries`, least-recently-used evicted first.
 /// Thread-safe (one `Locked`); entries are immutable values whose byte arrays are shared copy-on-write.

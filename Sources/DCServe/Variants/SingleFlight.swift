@@ -2,7 +2,7 @@ import Dispatch
 import HTTPCore
 import Locking
 
-/// One computation per key at a time, and a cap on concurrent large ones (#13 item 10): the
+/// One computation per key at a time, and a cap on concurrent large ones: the
 /// compression middleware encodes each variant once (`SingleFlight<VariantKey, Value>`) and
 /// reads and hashes each resource version once however many identical requests arrive together.
 ///
