@@ -4,8 +4,8 @@
 ///
 /// A plain value; the defaults are the documented ones (README "History dictionaries").
 public struct HistoryDictionarySettings: Sendable, Equatable {
-    /// Largest dictionary built, bytes (`history.maxBytes`). 16 KiB: bench/history measured no gain
-    /// from 32 or 64 KiB on the responses, while every rebuild's delta-coded download grows with it
+    /// Largest dictionary built, bytes (`history.maxBytes`). 16 KiB: larger dictionaries gain nothing
+    /// on chat responses (bench/history), while every rebuild's delta-coded download grows with them
     /// (and bodies up to 16 KiB get the smaller of dcb and dcz, ``SmallBodyCodingComparison``).
     public var maxDictionaryBytes = 16 << 10
     /// Recent distinct bodies kept per (group, partition), bytes (`history.windowBytes`); ≥ maxBytes.
