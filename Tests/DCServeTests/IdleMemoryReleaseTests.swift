@@ -3,6 +3,8 @@ import DictionaryCodec
 import DictionaryStoreSQLite
 import DictionaryTransport
 import Foundation
+import Locking
+import Logging
 import Testing
 import TestSupport
 
@@ -43,6 +45,22 @@ import TestSupport
             if step % 7 == 0 { compacted.compact() }
         }
         #expect(versions > 1_000 && plain.refused > 0)
+    }
+
+    /// A process idle from its start (nothing released yet) goes through idle intervals without
+    /// releasing anything, and without trapping on the "resident after the last release" it has
+    /// not measured yet.
+    @Test func idleIntervalsBeforeAnyReleaseDoNothing() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("idle-release-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try SQLiteDictionaryStore(directory: dir)
+        let releases = Locked(0)
+        // Every interval counts as idle (any CPU use is below a share of a billion cores).
+        let idle = IdleMemoryRelease(store: store, interval: 0.01, idleShare: 1e9, logger: Logger(label: "test"),
+                                     release: { releases.withLock { $0 += 1 } })
+        Thread.sleep(forTimeInterval: 0.5)
+        idle.cancel()
+        #expect(releases.withLock { $0 } == 0)
     }
 
     @Test func theStoreForgettingWhatItHoldsStillAnswersRecordServed() throws {

@@ -46,7 +46,8 @@ final class IdleMemoryRelease: @unchecked Sendable {  // the timer is only resum
                     s.released = true
                     return .release
                 }
-                return resident > s.residentAfterRelease + Self.regrowth ? .releaseStore : .none
+                // `residentAfterRelease` is Int.max until the first release: compare without adding to it.
+                return resident - Self.regrowth > s.residentAfterRelease ? .releaseStore : .none
             }
             switch action {
             case .none:
