@@ -3,24 +3,24 @@ import Glibc
 #endif
 import CLinux
 import Dispatch
+import Foundation
 import Synchronization
 
 /// One serial Dispatch queue that drives the I/O of many sockets (its `EventLoopMember`s: server
 /// connections, upstream client connections, ...).
 ///
-/// Design: the loop owns an edge-triggered epoll set holding its members' sockets. A single
-/// `DispatchSourceRead` watches the epoll descriptor itself (an epoll descriptor is readable while it
-/// has events), with this loop's serial `queue` as its target. Its handler harvests a batch of events
-/// with a non-blocking `epoll_wait` and serves them inline: first one read from every ready socket
-/// (`EventLoopMember.prefetch`), then the handling of what was read (`finishPrefetch`), so requests read in
-/// one round share one file-freshness check (see `InputSequence`). So libdispatch's
-/// per-event machinery (wake-up, hand-off, re-arm) is paid once per batch instead of once per socket
-/// event, and under load one wake-up serves many requests: the handler keeps harvesting while events
-/// keep coming, and when none is ready it waits up to `linger` in
-/// `epoll_pwait2` for the next one (bounded: 64 rounds or 1 ms per invocation, then the queue's other
-/// work runs). Deadlines are checked by one timer source
-/// per loop that sweeps its members (timeouts are seconds; the sweep tick is a fraction of the
-/// shortest configured timeout), instead of one timer source per member.
+/// Design: the loop owns an edge-triggered epoll set holding its members' sockets, and a thread of
+/// its own that blocks in `epoll_wait` on that set — as an nginx worker does — without holding
+/// `queue`. When events arrive, the thread enters `queue` synchronously (`queue.sync`: on an idle
+/// queue the block runs on the calling thread, no hand-off) and serves the round inline: first one
+/// read from every ready socket (`EventLoopMember.prefetch`), then the handling of what was read
+/// (`finishPrefetch`), so requests read in one round share one file-freshness check (see
+/// `InputSequence`). Then it leaves the queue and waits again; under load that `epoll_wait` returns
+/// at once with the next round. A wake-up therefore costs one thread switch and no libdispatch
+/// machinery (no manager thread, no worker hand-off), and work others put on `queue` (`queue.async`)
+/// runs between rounds, never behind a wait for socket events. Deadlines are checked by one timer
+/// source per loop that sweeps its members (timeouts are seconds; the sweep tick is a fraction of
+/// the shortest configured timeout), instead of one timer source per member.
 ///
 /// Small writes made while a round is handled wait for its end (`deferFlush`): the upstream requests
 /// and client responses of one round then leave back to back, so each peer is woken once for the round
@@ -32,7 +32,9 @@ import Synchronization
 /// (see the server's `Connection.handleEvents`). Events carry the member's id, not its descriptor, so an event
 /// harvested for a member that has closed since (its descriptor possibly reused) is dropped.
 ///
-/// Thread-safety: every mutable property is used only on `queue` (the Dispatch source handlers, and
+/// Lifetime: the thread holds the loop weakly; when the last reference goes, `deinit` wakes the
+/// thread (an eventfd in the set), which closes the epoll set and ends.
+/// Thread-safety: every mutable property is used only on `queue` (the rounds, the sweep timer, and
 /// `register`/`deregister`/`scheduleRead` whose callers run on `queue`); the class is
 /// `@unchecked Sendable` on that basis. Members assigned to this loop use `queue` as their own.
 public final class EventLoop: @unchecked Sendable {
@@ -41,57 +43,72 @@ public final class EventLoop: @unchecked Sendable {
     /// Position in its `EventLoopGroup` (0-based).
     public let index: Int
     private let epollDescriptor: Int32
-    private var source: DispatchSourceRead?
+    /// Written once by `deinit` to wake the thread so it ends (registered with id 0, never a member's).
+    private let stopDescriptor: Int32
     private var sweepTimer: DispatchSourceTimer?
     private var members: [UInt64: any EventLoopMember] = [:]
+    /// The thread's event buffer (read on `queue` during a round; freed by the thread when it ends).
     private let events: UnsafeMutablePointer<epoll_event>
-    private let batchSize = 256
-    /// Bounds on one run of `runBatches`, so other work on `queue` waits at most about this long.
-    private let maxRounds = 64
-    private let maxBatchNanoseconds: UInt64 = 1_000_000
-    /// How long a batch waits for more events once none is ready (`linger`).
-    private let lingerNanoseconds: Int
+    private static let batchSize = 256
     /// Members read in the current round, to be handled once all ready sockets are read.
     private var roundReads: [any EventLoopMember] = []
     /// Members whose writes wait for the end of the current round (``deferFlush(_:)``).
     private var deferredFlushes: [any EventLoopMember] = []
-    /// Members whose reading resumed while input may be pending; read after the current batch.
+    /// Members whose reading resumed while input may be pending; read after the current round.
     private var pendingReads: [any EventLoopMember] = []
     private var inBatch = false
     /// When the current round of events was harvested (valid while `inBatch`).
     private var batchTime = DispatchTime.now()
     private var drainScheduled = false
 
-    /// `sweepInterval`: how often deadlines are checked. `linger`: how long a batch waits for more
-    /// events once none is ready (0 = never wait).
-    public init(index: Int, sweepInterval: Duration, linger: Duration) {
+    /// `sweepInterval`: how often deadlines are checked.
+    public init(index: Int, sweepInterval: Duration) {
         self.index = index
-        lingerNanoseconds = linger.clampedNanoseconds
         queue = DispatchQueue(label: "dcserve.loop.\(index)")
         epollDescriptor = epoll_create1(Int32(EPOLL_CLOEXEC))
         precondition(epollDescriptor >= 0, "epoll_create1 failed: errno \(errno)")
-        events = .allocate(capacity: batchSize)
-        let s = DispatchSource.makeReadSource(fileDescriptor: epollDescriptor, queue: queue)
-        s.setEventHandler { [weak self] in self?.runBatches() }
-        let fd = epollDescriptor
-        s.setCancelHandler { _ = close(fd) }
-        source = s
+        stopDescriptor = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
+        precondition(stopDescriptor >= 0, "eventfd failed: errno \(errno)")
+        var stop = epoll_event()
+        stop.events = EPOLLIN.rawValue | EPOLLET.rawValue
+        stop.data.u64 = 0
+        precondition(epoll_ctl(epollDescriptor, EPOLL_CTL_ADD, stopDescriptor, &stop) == 0, "epoll_ctl failed: errno \(errno)")
+        events = .allocate(capacity: EventLoop.batchSize)
         let t = DispatchSource.makeTimerSource(queue: queue)
         let interval = DispatchTimeInterval.nanoseconds(sweepInterval.clampedNanoseconds)
         t.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(10))
         t.setEventHandler { [weak self] in self?.sweepDeadlines() }
         sweepTimer = t
         queue.setSpecific(key: EventLoop.currentKey, value: ObjectIdentifier(self))
-        s.resume()
         t.resume()
+        EventLoopThread.start(self, name: "dcserve.loop.\(index)", epoll: epollDescriptor, stop: stopDescriptor, events: events,
+                              capacity: EventLoop.batchSize)
     }
 
     deinit {
-        // Members hold their loop strongly, so none is left here. The cancel handler closes the
-        // epoll descriptor once the source can no longer use it.
-        source?.cancel()
+        // Members hold their loop strongly, so none is left here. The thread closes the descriptors
+        // and frees the event buffer once it sees the loop gone.
         sweepTimer?.cancel()
-        events.deallocate()
+        var one: UInt64 = 1
+        _ = write(stopDescriptor, &one, 8)
+    }
+
+    /// One round, on `queue` (called by the loop's thread through `queue.sync`): serves the `count`
+    /// events the thread harvested into `events`.
+    fileprivate func runRound(_ count: Int) {
+        inBatch = true
+        batchTime = DispatchTime.now()
+        // Read every ready socket first, then handle what was read: requests read in one round
+        // then share one freshness check (FileSnapshotCache, InputSequence).
+        for i in 0..<count {
+            let e = events[i]
+            guard let member = members[e.data.u64] else { continue }
+            if member.prefetch(e.events) { roundReads.append(member) }
+        }
+        for member in roundReads { member.finishPrefetch() }
+        roundReads.removeAll(keepingCapacity: true)
+        settleRound()
+        inBatch = false
     }
 
     /// Marks each loop's queue with the loop's identity (see `isCurrent`).
@@ -177,39 +194,6 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
-    private func runBatches() {
-        inBatch = true
-        // Rounds while the set keeps producing events (under load, replies to the last batch's
-        // responses are already waiting), bounded in count and time; then yield to the queue (the
-        // level-triggered source fires again if events remain).
-        let start = DispatchTime.now()
-        batchTime = start
-        for round in 0..<maxRounds {
-            var n = epoll_wait(epollDescriptor, events, Int32(batchSize), 0)
-            if n == 0 && lingerNanoseconds > 0 && !drainScheduled {
-                // Nothing ready (and no read queued behind this batch): wait briefly here for the next
-                // arrival instead of handing the descriptor back to libdispatch, whose wake-up path
-                // costs two thread switches.
-                n = dcserve_epoll_wait_nanoseconds(epollDescriptor, events, Int32(batchSize), lingerNanoseconds)
-            }
-            if n <= 0 { break }
-            if round > 0 { batchTime = DispatchTime.now() }
-            // Read every ready socket first, then handle what was read: requests read in one round
-            // then share one freshness check (FileSnapshotCache, InputSequence).
-            for i in 0..<Int(n) {
-                let e = events[i]
-                guard let member = members[e.data.u64] else { continue }
-                if member.prefetch(e.events) { roundReads.append(member) }
-            }
-            for member in roundReads { member.finishPrefetch() }
-            roundReads.removeAll(keepingCapacity: true)
-            settleRound()
-            if batchTime.uptimeNanoseconds - start.uptimeNanoseconds > maxBatchNanoseconds { break }
-        }
-        settleRound()
-        inBatch = false
-    }
-
     private func drainPendingReads() {
         var rounds = 0
         while !pendingReads.isEmpty && rounds < 8 {
@@ -237,8 +221,8 @@ public final class EventLoopGroup: Sendable {
     public let loops: [EventLoop]
     private let next = Atomic<Int>(0)
 
-    public init(count: Int, sweepInterval: Duration, linger: Duration) {
-        loops = (0..<max(1, count)).map { EventLoop(index: $0, sweepInterval: sweepInterval, linger: linger) }
+    public init(count: Int, sweepInterval: Duration) {
+        loops = (0..<max(1, count)).map { EventLoop(index: $0, sweepInterval: sweepInterval) }
     }
 
     public func nextLoop() -> EventLoop {
@@ -247,3 +231,43 @@ public final class EventLoopGroup: Sendable {
     }
 }
 
+
+/// The thread of an ``EventLoop``: waits in `epoll_wait` on the loop's set and serves each round on
+/// the loop's queue (`queue.sync`). Holds the loop weakly: once the loop is gone (its `deinit`
+/// writes the stop eventfd), it closes both descriptors, frees the event buffer and ends.
+private enum EventLoopThread {
+    /// Weak box, so the thread never keeps its loop alive.
+    private final class WeakLoop: @unchecked Sendable {
+        weak var loop: EventLoop?
+        init(_ loop: EventLoop) { self.loop = loop }
+    }
+
+    /// The descriptors and buffer the thread owns (plain values, sendable to the thread).
+    private struct Owned: @unchecked Sendable {
+        let epoll: Int32
+        let stop: Int32
+        let events: UnsafeMutablePointer<epoll_event>
+        let capacity: Int32
+    }
+
+    static func start(_ loop: EventLoop, name: String, epoll: Int32, stop: Int32, events: UnsafeMutablePointer<epoll_event>,
+                      capacity: Int) {
+        let weak = WeakLoop(loop)
+        let owned = Owned(epoll: epoll, stop: stop, events: events, capacity: Int32(capacity))
+        Thread { run(weak, owned, name: name) }.start()
+    }
+
+    private static func run(_ weak: WeakLoop, _ owned: Owned, name: String) {
+        dcserve_set_thread_name(name)
+        while true {
+            let n = epoll_wait(owned.epoll, owned.events, owned.capacity, -1)
+            if n < 0 && errno == EINTR { continue }
+            precondition(n >= 0, "epoll_wait failed: errno \(errno)")
+            guard let loop = weak.loop else { break }
+            loop.queue.sync { loop.runRound(Int(n)) }
+        }
+        close(owned.stop)
+        close(owned.epoll)
+        owned.events.deallocate()
+    }
+}
