@@ -257,14 +257,27 @@ private enum EventLoopThread {
         Thread { run(weak, owned, name: name) }.start()
     }
 
+    /// What one round serves: set by the thread before it enters the queue, cleared after.
+    private final class Round: @unchecked Sendable {  // used by the loop's thread only
+        var loop: EventLoop?
+        var count = 0
+    }
+
     private static func run(_ weak: WeakLoop, _ owned: Owned, name: String) {
         dcserve_set_thread_name(name)
+        // One work item for every round: `queue.sync` with a closure boxes it (a heap allocation per
+        // round); a work item's block is made once and may run any number of times (it is never waited on).
+        let round = Round()
+        let serve = DispatchWorkItem { round.loop?.runRound(round.count) }
         while true {
             let n = epoll_wait(owned.epoll, owned.events, owned.capacity, -1)
             if n < 0 && errno == EINTR { continue }
             precondition(n >= 0, "epoll_wait failed: errno \(errno)")
             guard let loop = weak.loop else { break }
-            loop.queue.sync { loop.runRound(Int(n)) }
+            round.loop = loop
+            round.count = Int(n)
+            loop.queue.sync(execute: serve)
+            round.loop = nil
         }
         close(owned.stop)
         close(owned.epoll)
