@@ -106,8 +106,8 @@ public final class ByteTunnel: @unchecked Sendable {
     /// `second` had queued, and the same the other way. Call from any thread.
     public static func start(_ first: DetachedConnection, _ second: DetachedConnection, settings: Settings) {
         guard first.loop === second.loop else {
-            first.loop.queue.async { first.close() }
-            second.loop.queue.async { second.close() }
+            first.loop.execute { first.close() }
+            second.loop.execute { second.close() }
             return
         }
         let loop = first.loop
@@ -117,7 +117,7 @@ public final class ByteTunnel: @unchecked Sendable {
             let tunnel = ByteTunnel(first, second, settings: settings)
             tunnel.run()
         }
-        if loop.isCurrent { begin() } else { loop.queue.async(execute: begin) }
+        if loop.isCurrent { begin() } else { loop.execute(begin) }
     }
 
     private func run() {

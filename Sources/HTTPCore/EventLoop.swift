@@ -7,7 +7,7 @@ import Foundation
 import Synchronization
 
 /// One serial Dispatch queue that drives the I/O of many sockets (its `EventLoopMember`s: server
-/// connections, upstream client connections, ...).
+/// connections, upstream client connections, ...), and the work handed to it (`execute`).
 ///
 /// Design: the loop owns an edge-triggered epoll set holding its members' sockets, and a thread of
 /// its own that blocks in `epoll_wait` on that set — as an nginx worker does — without holding
@@ -15,12 +15,15 @@ import Synchronization
 /// queue the block runs on the calling thread, no hand-off) and serves the round inline: first one
 /// read from every ready socket (`EventLoopMember.prefetch`), then the handling of what was read
 /// (`finishPrefetch`), so requests read in one round share one file-freshness check (see
-/// `InputSequence`). Then it leaves the queue and waits again; under load that `epoll_wait` returns
-/// at once with the next round. A wake-up therefore costs one thread switch and no libdispatch
-/// machinery (no manager thread, no worker hand-off), and work others put on `queue` (`queue.async`)
-/// runs between rounds, never behind a wait for socket events. Deadlines are checked by one timer
-/// source per loop that sweeps its members (timeouts are seconds; the sweep tick is a fraction of
-/// the shortest configured timeout), instead of one timer source per member.
+/// `InputSequence`); then the work queued with ``execute(_:)`` (by this round, or by other threads
+/// meanwhile). Then it leaves the queue and waits again; under load that `epoll_wait` returns at
+/// once with the next round. A wake-up therefore costs one thread switch and no libdispatch
+/// machinery (no manager thread, no worker hand-off), and work the loop hands itself costs no
+/// wake-up at all. Work put on `queue` directly (`queue.async`, `queue.sync`) still runs, between
+/// rounds, on whichever thread Dispatch chooses: tests and slow paths may use it; hot paths use
+/// `execute`. Deadlines are checked by one timer source per loop that sweeps its members (timeouts
+/// are seconds; the sweep tick is a fraction of the shortest configured timeout), instead of one
+/// timer source per member.
 ///
 /// Small writes made while a round is handled wait for its end (`deferFlush`): the upstream requests
 /// and client responses of one round then leave back to back, so each peer is woken once for the round
@@ -33,23 +36,29 @@ import Synchronization
 /// harvested for a member that has closed since (its descriptor possibly reused) is dropped.
 ///
 /// Lifetime: the thread holds the loop weakly; when the last reference goes, `deinit` wakes the
-/// thread (an eventfd in the set), which closes the epoll set and ends.
-/// Thread-safety: every mutable property is used only on `queue` (the rounds, the sweep timer, and
-/// `register`/`deregister`/`scheduleRead` whose callers run on `queue`); the class is
-/// `@unchecked Sendable` on that basis. Members assigned to this loop use `queue` as their own.
+/// thread (the task list's eventfd, in the set), which closes the epoll set and ends.
+/// Thread-safety: `execute` may be called from any thread. Every mutable property is used only on
+/// `queue` (the rounds, the sweep timer, and `register`/`deregister`/`scheduleRead`/`deferFlush`
+/// whose callers run on `queue`); the class is `@unchecked Sendable` on that basis. Members assigned
+/// to this loop use `queue` as their own.
 public final class EventLoop: @unchecked Sendable {
     /// The loop's serial queue: every member's I/O and callbacks run here.
     public let queue: DispatchQueue
     /// Position in its `EventLoopGroup` (0-based).
     public let index: Int
     private let epollDescriptor: Int32
-    /// Written once by `deinit` to wake the thread so it ends (registered with id 0, never a member's).
-    private let stopDescriptor: Int32
+    /// Work for the loop's thread (``execute(_:)``); its eventfd is in the set with id 0, never a member's.
+    private let tasks = EventLoopTasks()
+    /// The tasks of the current pass (swapped with the list's storage, so neither reallocates).
+    private var taskBatch: [EventLoopTasks.Task] = []
     private var sweepTimer: DispatchSourceTimer?
     private var members: [UInt64: any EventLoopMember] = [:]
     /// The thread's event buffer (read on `queue` during a round; freed by the thread when it ends).
     private let events: UnsafeMutablePointer<epoll_event>
     private static let batchSize = 256
+    /// Bound on the passes over queued tasks in one round; what is left runs in the next round, which
+    /// then polls the set without blocking.
+    private static let taskPasses = 16
     /// Members read in the current round, to be handled once all ready sockets are read.
     private var roundReads: [any EventLoopMember] = []
     /// Members whose writes wait for the end of the current round (``deferFlush(_:)``).
@@ -67,12 +76,10 @@ public final class EventLoop: @unchecked Sendable {
         queue = DispatchQueue(label: "dcserve.loop.\(index)")
         epollDescriptor = epoll_create1(Int32(EPOLL_CLOEXEC))
         precondition(epollDescriptor >= 0, "epoll_create1 failed: errno \(errno)")
-        stopDescriptor = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
-        precondition(stopDescriptor >= 0, "eventfd failed: errno \(errno)")
-        var stop = epoll_event()
-        stop.events = EPOLLIN.rawValue | EPOLLET.rawValue
-        stop.data.u64 = 0
-        precondition(epoll_ctl(epollDescriptor, EPOLL_CTL_ADD, stopDescriptor, &stop) == 0, "epoll_ctl failed: errno \(errno)")
+        var wake = epoll_event()
+        wake.events = EPOLLIN.rawValue | EPOLLET.rawValue
+        wake.data.u64 = 0
+        precondition(epoll_ctl(epollDescriptor, EPOLL_CTL_ADD, tasks.wakeDescriptor, &wake) == 0, "epoll_ctl failed: errno \(errno)")
         events = .allocate(capacity: EventLoop.batchSize)
         let t = DispatchSource.makeTimerSource(queue: queue)
         let interval = DispatchTimeInterval.nanoseconds(sweepInterval.clampedNanoseconds)
@@ -81,21 +88,30 @@ public final class EventLoop: @unchecked Sendable {
         sweepTimer = t
         queue.setSpecific(key: EventLoop.currentKey, value: ObjectIdentifier(self))
         t.resume()
-        EventLoopThread.start(self, name: "dcserve.loop.\(index)", epoll: epollDescriptor, stop: stopDescriptor, events: events,
+        EventLoopThread.start(self, name: "dcserve.loop.\(index)", epoll: epollDescriptor, tasks: tasks, events: events,
                               capacity: EventLoop.batchSize)
     }
 
     deinit {
-        // Members hold their loop strongly, so none is left here. The thread closes the descriptors
-        // and frees the event buffer once it sees the loop gone.
+        // Members hold their loop strongly, so none is left here. The thread closes the epoll set
+        // and frees the event buffer once it sees the loop gone; queued tasks are dropped.
         sweepTimer?.cancel()
-        var one: UInt64 = 1
-        _ = write(stopDescriptor, &one, 8)
+        tasks.wake()
+    }
+
+    /// Runs `task` on the loop's thread, inside `queue`, after the tasks queued before it (FIFO from
+    /// any one thread). Called during a round (from a member, or from a task), it runs at the end of
+    /// that round with no wake-up; from another thread, it wakes the loop's thread if that sleeps.
+    /// Thread-safe.
+    public func execute(_ task: @escaping @Sendable () -> Void) {
+        tasks.add(task)
     }
 
     /// One round, on `queue` (called by the loop's thread through `queue.sync`): serves the `count`
-    /// events the thread harvested into `events`.
-    fileprivate func runRound(_ count: Int) {
+    /// events the thread harvested into `events`, then the queued tasks. Returns false when the
+    /// thread may block in its next wait (nothing left to do, and the task list marked asleep), true
+    /// when it must only poll (work left over by the bounds).
+    fileprivate func runRound(_ count: Int) -> Bool {
         inBatch = true
         batchTime = DispatchTime.now()
         // Read every ready socket first, then handle what was read: requests read in one round
@@ -108,17 +124,32 @@ public final class EventLoop: @unchecked Sendable {
         for member in roundReads { member.finishPrefetch() }
         roundReads.removeAll(keepingCapacity: true)
         settleRound()
+        let more = runTasks()
         inBatch = false
+        return more
+    }
+
+    /// Runs the queued tasks, pass by pass (a task may queue more), each pass settled like a round.
+    /// Marks the list asleep when it finds it empty with nothing else pending; true if work is left.
+    private func runTasks() -> Bool {
+        for _ in 0..<EventLoop.taskPasses {
+            tasks.takeOrSleep(into: &taskBatch, mayBlock: pendingReads.isEmpty)
+            if taskBatch.isEmpty { return !pendingReads.isEmpty }
+            for task in taskBatch { task() }
+            taskBatch.removeAll(keepingCapacity: true)
+            settleRound()
+        }
+        return true
     }
 
     /// Marks each loop's queue with the loop's identity (see `isCurrent`).
     nonisolated(unsafe) private static let currentKey = DispatchSpecificKey<ObjectIdentifier>()
 
     /// True when the caller runs on this loop's `queue` (so work for the loop can be done inline
-    /// instead of through `queue.async`, which would wait until the current batch ends).
+    /// instead of through `execute`, which would wait until the end of the current round).
     public var isCurrent: Bool { DispatchQueue.getSpecific(key: EventLoop.currentKey) == ObjectIdentifier(self) }
 
-    /// The time for setting deadlines: during a batch, when its current round was harvested (at most
+    /// The time for setting deadlines: during a round, when it was harvested (at most
     /// about a millisecond old, and deadlines are seconds), which saves a clock read per request;
     /// otherwise the clock. On `queue`.
     public var now: DispatchTime { inBatch ? batchTime : DispatchTime.now() }
@@ -142,21 +173,21 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Asks for `member.readPending()` after the current batch (or soon, outside a batch), for a
+    /// Asks for `member.readPending()` after the current round (or soon, outside a round), for a
     /// member that resumed reading while input may be waiting: with edge triggering no new event
     /// would announce it. On `queue`.
     public func scheduleRead(_ member: any EventLoopMember) {
         pendingReads.append(member)
         if !inBatch && !drainScheduled {
             drainScheduled = true
-            queue.async { self.drainScheduled = false; self.drainPendingReads() }
+            execute { self.drainScheduled = false; self.drainPendingReads() }
         }
     }
 
-    /// Inside a batch: queues `member.flushDeferred()` for the end of the current round and returns
+    /// Inside a round: queues `member.flushDeferred()` for the end of the current round and returns
     /// true, so the writes of every request and response handled in the round leave together (the
     /// peers — upstream servers, clients — wake once for the round instead of once per write while
-    /// this loop still works). Outside a batch: false, the caller writes now. A member asks once per
+    /// this loop still works). Outside a round: false, the caller writes now. A member asks once per
     /// round (it remembers that it asked). On `queue`.
     ///
     /// Members defer only small writes (at most ``deferredWriteLimit`` bytes pending): large bodies
@@ -172,17 +203,16 @@ public final class EventLoop: @unchecked Sendable {
     /// Largest pending output a member defers with ``deferFlush(_:)``; more is written at once.
     public static let deferredWriteLimit = 16 << 10
 
-    /// Ends a round: the reads resumed during it, then the deferred writes, until neither is left (a
-    /// write that completes a response may resume reading, and a read may answer and write again).
-    /// Bounded: what is still pending after 16 passes continues on the queue, outside the batch.
+    /// Ends a round (or a pass over its tasks): the reads resumed during it, then the deferred
+    /// writes, until neither is left (a write that completes a response may resume reading, and a
+    /// read may answer and write again). Bounded: reads still pending after 16 passes wait for the
+    /// next round (the thread then polls instead of blocking).
     private func settleRound() {
         for _ in 0..<16 {
             drainPendingReads()
             runDeferredFlushes()
-            if pendingReads.isEmpty || drainScheduled { return }
+            if pendingReads.isEmpty { return }
         }
-        drainScheduled = true
-        queue.async { self.drainScheduled = false; self.drainPendingReads() }
     }
 
     /// Runs the deferred writes (a write may complete a response and queue more: repeated until none).
@@ -194,6 +224,7 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
+    /// Reads of resumed members, at most 8 passes (what is left stays in `pendingReads`).
     private func drainPendingReads() {
         var rounds = 0
         while !pendingReads.isEmpty && rounds < 8 {
@@ -201,10 +232,6 @@ public final class EventLoop: @unchecked Sendable {
             pendingReads = []
             for c in batch { c.readPending() }
             rounds += 1
-        }
-        if !pendingReads.isEmpty && !drainScheduled {
-            drainScheduled = true
-            queue.async { self.drainScheduled = false; self.drainPendingReads() }
         }
     }
 
@@ -234,7 +261,7 @@ public final class EventLoopGroup: Sendable {
 
 /// The thread of an ``EventLoop``: waits in `epoll_wait` on the loop's set and serves each round on
 /// the loop's queue (`queue.sync`). Holds the loop weakly: once the loop is gone (its `deinit`
-/// writes the stop eventfd), it closes both descriptors, frees the event buffer and ends.
+/// wakes it), it closes the epoll set, frees the event buffer, releases the task list and ends.
 private enum EventLoopThread {
     /// Weak box, so the thread never keeps its loop alive.
     private final class WeakLoop: @unchecked Sendable {
@@ -242,25 +269,28 @@ private enum EventLoopThread {
         init(_ loop: EventLoop) { self.loop = loop }
     }
 
-    /// The descriptors and buffer the thread owns (plain values, sendable to the thread).
+    /// What the thread owns (the epoll set, the event buffer) or shares (the task list, whose
+    /// eventfd the loop's `deinit` writes), sendable to the thread.
     private struct Owned: @unchecked Sendable {
         let epoll: Int32
-        let stop: Int32
+        let tasks: EventLoopTasks
         let events: UnsafeMutablePointer<epoll_event>
         let capacity: Int32
     }
 
-    static func start(_ loop: EventLoop, name: String, epoll: Int32, stop: Int32, events: UnsafeMutablePointer<epoll_event>,
+    static func start(_ loop: EventLoop, name: String, epoll: Int32, tasks: EventLoopTasks, events: UnsafeMutablePointer<epoll_event>,
                       capacity: Int) {
         let weak = WeakLoop(loop)
-        let owned = Owned(epoll: epoll, stop: stop, events: events, capacity: Int32(capacity))
+        let owned = Owned(epoll: epoll, tasks: tasks, events: events, capacity: Int32(capacity))
         Thread { run(weak, owned, name: name) }.start()
     }
 
-    /// What one round serves: set by the thread before it enters the queue, cleared after.
+    /// What one round serves: set by the thread before it enters the queue, read after.
     private final class Round: @unchecked Sendable {  // used by the loop's thread only
         var loop: EventLoop?
         var count = 0
+        /// The round left work: poll, do not block.
+        var more = false
     }
 
     private static func run(_ weak: WeakLoop, _ owned: Owned, name: String) {
@@ -268,19 +298,29 @@ private enum EventLoopThread {
         // One work item for every round: `queue.sync` with a closure boxes it (a heap allocation per
         // round); a work item's block is made once and may run any number of times (it is never waited on).
         let round = Round()
-        let serve = DispatchWorkItem { round.loop?.runRound(round.count) }
-        while true {
-            let n = epoll_wait(owned.epoll, owned.events, owned.capacity, -1)
-            if n < 0 && errno == EINTR { continue }
-            precondition(n >= 0, "epoll_wait failed: errno \(errno)")
-            guard let loop = weak.loop else { break }
-            round.loop = loop
-            round.count = Int(n)
-            loop.queue.sync(execute: serve)
-            round.loop = nil
+        let item = DispatchWorkItem { round.more = round.loop?.runRound(round.count) ?? false }
+        var count: Int32 = 0
+        // The first round (no events) runs what was queued before the thread started, and marks the
+        // task list asleep.
+        while serve(weak, round, item, count: count) {
+            count = epoll_wait(owned.epoll, owned.events, owned.capacity, round.more ? 0 : -1)
+            if count < 0 {
+                precondition(errno == EINTR, "epoll_wait failed: errno \(errno)")
+                count = 0
+            }
         }
-        close(owned.stop)
         close(owned.epoll)
         owned.events.deallocate()
+    }
+
+    /// Serves one round unless the loop is gone (false). A function of its own so that the strong
+    /// reference to the loop ends before the thread waits again.
+    private static func serve(_ weak: WeakLoop, _ round: Round, _ item: DispatchWorkItem, count: Int32) -> Bool {
+        guard let loop = weak.loop else { return false }
+        round.loop = loop
+        round.count = Int(count)
+        loop.queue.sync(execute: item)
+        round.loop = nil
+        return true
     }
 }
