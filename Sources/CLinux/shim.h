@@ -37,15 +37,17 @@ static inline int dcserve_malloc_trim(void) {
 /// Allocator settings for a server holding many tens-of-KB bodies briefly: allocations of at least
 /// `mmap_threshold` bytes get their own mapping (returned to the system when freed, instead of
 /// fragmenting the arenas, whose growth glibc never gives back under load), and at most `arenas`
-/// malloc arenas. Returns 1 when both were applied; 0 elsewhere.
-static inline int dcserve_malloc_configure(int mmap_threshold, int arenas) {
+/// malloc arenas, whose free top is given back to the system only once it exceeds `trim_threshold`
+/// bytes. Returns 1 when all were applied; 0 elsewhere.
+static inline int dcserve_malloc_configure(int mmap_threshold, int arenas, int trim_threshold) {
 #if defined(__linux__) && defined(__GLIBC__)
     // 0 leaves a setting as glibc has it (its default, or the operator's GLIBC_TUNABLES).
     if (mmap_threshold > 0 && !mallopt(M_MMAP_THRESHOLD, mmap_threshold)) return 0;
     if (arenas > 0 && !mallopt(M_ARENA_MAX, arenas)) return 0;
+    if (trim_threshold > 0 && !mallopt(M_TRIM_THRESHOLD, trim_threshold)) return 0;
     return 1;
 #else
-    (void)mmap_threshold; (void)arenas;
+    (void)mmap_threshold; (void)arenas; (void)trim_threshold;
     return 0;
 #endif
 }
