@@ -15,7 +15,9 @@
 #include <stdint.h>
 #if defined(__linux__)
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/inotify.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,16 +37,36 @@ static inline int dcserve_malloc_trim(void) {
 /// Allocator settings for a server holding many tens-of-KB bodies briefly: allocations of at least
 /// `mmap_threshold` bytes get their own mapping (returned to the system when freed, instead of
 /// fragmenting the arenas, whose growth glibc never gives back under load), and at most `arenas`
-/// malloc arenas. Returns 1 when both were applied; 0 elsewhere.
-static inline int dcserve_malloc_configure(int mmap_threshold, int arenas) {
+/// malloc arenas, whose free top is given back to the system only once it exceeds `trim_threshold`
+/// bytes. Returns 1 when all were applied; 0 elsewhere.
+static inline int dcserve_malloc_configure(int mmap_threshold, int arenas, int trim_threshold) {
 #if defined(__linux__) && defined(__GLIBC__)
     // 0 leaves a setting as glibc has it (its default, or the operator's GLIBC_TUNABLES).
     if (mmap_threshold > 0 && !mallopt(M_MMAP_THRESHOLD, mmap_threshold)) return 0;
     if (arenas > 0 && !mallopt(M_ARENA_MAX, arenas)) return 0;
+    if (trim_threshold > 0 && !mallopt(M_TRIM_THRESHOLD, trim_threshold)) return 0;
     return 1;
 #else
-    (void)mmap_threshold; (void)arenas;
+    (void)mmap_threshold; (void)arenas; (void)trim_threshold;
     return 0;
+#endif
+}
+
+/// Names the calling thread (the first 15 bytes; shown by `ps -L`, `perf`, /proc/self/task/*/comm).
+static inline void dcserve_set_thread_name(const char *name) {
+#if defined(__linux__)
+    (void)prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+#else
+    (void)name;
+#endif
+}
+
+/// The calling thread's name into `buffer` (at least 16 bytes, NUL-terminated); "" elsewhere.
+static inline void dcserve_thread_name(char *buffer) {
+#if defined(__linux__)
+    if (prctl(PR_GET_NAME, (unsigned long)buffer, 0, 0, 0) != 0) buffer[0] = 0;
+#else
+    buffer[0] = 0;
 #endif
 }
 

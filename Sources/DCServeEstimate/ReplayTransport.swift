@@ -28,7 +28,7 @@ final class ReplayTransport: Sendable {
     private let authority: String
 
     init(port: Int) {
-        group = EventLoopGroup(count: 1, sweepInterval: .milliseconds(100), linger: .zero)
+        group = EventLoopGroup(count: 1, sweepInterval: .milliseconds(100))
         var configuration = HTTPClientConfiguration(servers: [UpstreamServer(host: "127.0.0.1", port: port, tls: false)])
         configuration.connectTimeout = .seconds(10)
         configuration.sendTimeout = .seconds(60)

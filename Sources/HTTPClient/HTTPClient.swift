@@ -40,7 +40,7 @@ public final class HTTPClient: Sendable {
         if loop.isCurrent {
             pool.start(context)
         } else {
-            loop.queue.async { pool.start(context) }
+            loop.execute { pool.start(context) }
         }
         return exchange
     }
@@ -48,7 +48,7 @@ public final class HTTPClient: Sendable {
     /// Closes every idle pooled connection (e.g. at shutdown). Asynchronous, on each loop.
     public func closeIdleConnections() {
         for pool in pools.withLock({ Array($0.values) }) {
-            pool.loop.queue.async { pool.closeIdle() }
+            pool.loop.execute { pool.closeIdle() }
         }
     }
 

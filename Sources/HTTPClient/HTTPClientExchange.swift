@@ -11,7 +11,7 @@ public final class HTTPClientExchange: Sendable {
 
     public func cancel() {
         let context = context
-        context.loop.queue.async { context.cancel() }
+        context.loop.execute { context.cancel() }
     }
 }
 

@@ -118,7 +118,7 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
         } else {
             resolving = true
             pool.shared.resolver.resolve(host: host, port: port) { result in
-                self.loop.queue.async { self.didResolve(result) }
+                self.loop.execute { self.didResolve(result) }
             }
             // The loop's sweep sees registered members only, and this one has no socket yet.
             let timeout = DispatchTimeInterval.nanoseconds(Int(clamping: pool.shared.connectTimeout))
@@ -400,7 +400,7 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
                 if phase == .send { deadline = 0 }  // waiting for our own client, not the upstream
                 let generation = generation
                 source.pull { part in
-                    self.loop.queue.async { self.receiveBodyPart(part, generation: generation) }
+                    self.loop.execute { self.receiveBodyPart(part, generation: generation) }
                 }
                 return
             }
@@ -471,7 +471,7 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
         if phase != .read { enterReadPhase() }
         // Read on the next turn (this may run inside the parse loop): the reset or EOF, or an answer.
         let generation = generation
-        loop.queue.async {
+        loop.execute {
             guard generation == self.generation, !self.isClosed, !self.paused else { return }
             self.readInput()
         }
@@ -579,7 +579,7 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
                             self.resume(generation: generation)
                         }
                     } else {
-                        self.loop.queue.async { self.resume(generation: generation) }
+                        self.loop.execute { self.resume(generation: generation) }
                     }
                 }
                 delivering = false

@@ -84,7 +84,10 @@ public final class ByteTunnel: @unchecked Sendable {
     private let loop: EventLoop
     private let settings: Settings
     private let scratch: UnsafeMutableRawBufferPointer
-    private var deadline: DispatchTime
+    /// `settings.idleTimeout` in nanoseconds, and the uptime (nanoseconds) at which the tunnel closes
+    /// unless a byte moves before.
+    private let idleNanoseconds: UInt64
+    private var deadline: UInt64
     private var closed = false
 
     private init(_ first: DetachedConnection, _ second: DetachedConnection, settings: Settings) {
@@ -94,7 +97,8 @@ public final class ByteTunnel: @unchecked Sendable {
         scratch = ByteTunnel.scratch(for: first.loop)
         pending[0] = second.pendingOutput + first.bufferedInput
         pending[1] = first.pendingOutput + second.bufferedInput
-        deadline = .distantFuture
+        idleNanoseconds = UInt64(settings.idleTimeout.clampedNanoseconds)
+        deadline = .max
     }
 
     /// Joins `first` and `second` (which must share one event loop; else both are closed) and starts
@@ -102,8 +106,8 @@ public final class ByteTunnel: @unchecked Sendable {
     /// `second` had queued, and the same the other way. Call from any thread.
     public static func start(_ first: DetachedConnection, _ second: DetachedConnection, settings: Settings) {
         guard first.loop === second.loop else {
-            first.loop.queue.async { first.close() }
-            second.loop.queue.async { second.close() }
+            first.loop.execute { first.close() }
+            second.loop.execute { second.close() }
             return
         }
         let loop = first.loop
@@ -113,7 +117,7 @@ public final class ByteTunnel: @unchecked Sendable {
             let tunnel = ByteTunnel(first, second, settings: settings)
             tunnel.run()
         }
-        if loop.isCurrent { begin() } else { loop.queue.async(execute: begin) }
+        if loop.isCurrent { begin() } else { loop.execute(begin) }
     }
 
     private func run() {
@@ -151,11 +155,12 @@ public final class ByteTunnel: @unchecked Sendable {
     }
 
     private func checkDeadline(_ now: DispatchTime) {
-        if !closed && now >= deadline { close() }
+        if !closed && now.uptimeNanoseconds >= deadline { close() }
     }
 
     private func touch() {
-        deadline = loop.now + .nanoseconds(settings.idleTimeout.clampedNanoseconds)
+        let (sum, overflow) = loop.now.uptimeNanoseconds.addingReportingOverflow(idleNanoseconds)
+        deadline = overflow ? .max : sum
     }
 
     // MARK: Moving bytes

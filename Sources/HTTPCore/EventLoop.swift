@@ -3,24 +3,27 @@ import Glibc
 #endif
 import CLinux
 import Dispatch
+import Foundation
 import Synchronization
 
 /// One serial Dispatch queue that drives the I/O of many sockets (its `EventLoopMember`s: server
-/// connections, upstream client connections, ...).
+/// connections, upstream client connections, ...), and the work handed to it (`execute`).
 ///
-/// Design: the loop owns an edge-triggered epoll set holding its members' sockets. A single
-/// `DispatchSourceRead` watches the epoll descriptor itself (an epoll descriptor is readable while it
-/// has events), with this loop's serial `queue` as its target. Its handler harvests a batch of events
-/// with a non-blocking `epoll_wait` and serves them inline: first one read from every ready socket
-/// (`EventLoopMember.prefetch`), then the handling of what was read (`finishPrefetch`), so requests read in
-/// one round share one file-freshness check (see `InputSequence`). So libdispatch's
-/// per-event machinery (wake-up, hand-off, re-arm) is paid once per batch instead of once per socket
-/// event, and under load one wake-up serves many requests: the handler keeps harvesting while events
-/// keep coming, and when none is ready it waits up to `linger` in
-/// `epoll_pwait2` for the next one (bounded: 64 rounds or 1 ms per invocation, then the queue's other
-/// work runs). Deadlines are checked by one timer source
-/// per loop that sweeps its members (timeouts are seconds; the sweep tick is a fraction of the
-/// shortest configured timeout), instead of one timer source per member.
+/// Design: the loop owns an edge-triggered epoll set holding its members' sockets, and a thread of
+/// its own that blocks in `epoll_wait` on that set — as an nginx worker does — without holding
+/// `queue`. When events arrive, the thread enters `queue` synchronously (`queue.sync`: on an idle
+/// queue the block runs on the calling thread, no hand-off) and serves the round inline: first one
+/// read from every ready socket (`EventLoopMember.prefetch`), then the handling of what was read
+/// (`finishPrefetch`), so requests read in one round share one file-freshness check (see
+/// `InputSequence`); then the work queued with ``execute(_:)`` (by this round, or by other threads
+/// meanwhile). Then it leaves the queue and waits again; under load that `epoll_wait` returns at
+/// once with the next round. A wake-up therefore costs one thread switch and no libdispatch
+/// machinery (no manager thread, no worker hand-off), and work the loop hands itself costs no
+/// wake-up at all. Work put on `queue` directly (`queue.async`, `queue.sync`) still runs, between
+/// rounds, on whichever thread Dispatch chooses: tests and slow paths may use it; hot paths use
+/// `execute`. Deadlines are checked by one timer source per loop that sweeps its members (timeouts
+/// are seconds; the sweep tick is a fraction of the shortest configured timeout), instead of one
+/// timer source per member.
 ///
 /// Small writes made while a round is handled wait for its end (`deferFlush`): the upstream requests
 /// and client responses of one round then leave back to back, so each peer is woken once for the round
@@ -32,76 +35,121 @@ import Synchronization
 /// (see the server's `Connection.handleEvents`). Events carry the member's id, not its descriptor, so an event
 /// harvested for a member that has closed since (its descriptor possibly reused) is dropped.
 ///
-/// Thread-safety: every mutable property is used only on `queue` (the Dispatch source handlers, and
-/// `register`/`deregister`/`scheduleRead` whose callers run on `queue`); the class is
-/// `@unchecked Sendable` on that basis. Members assigned to this loop use `queue` as their own.
+/// Lifetime: the thread holds the loop weakly; when the last reference goes, `deinit` wakes the
+/// thread (the task list's eventfd, in the set), which closes the epoll set and ends.
+/// Thread-safety: `execute` may be called from any thread. Every mutable property is used only on
+/// `queue` (the rounds, the sweep timer, and `register`/`deregister`/`scheduleRead`/`deferFlush`
+/// whose callers run on `queue`); the class is `@unchecked Sendable` on that basis. Members assigned
+/// to this loop use `queue` as their own.
 public final class EventLoop: @unchecked Sendable {
     /// The loop's serial queue: every member's I/O and callbacks run here.
     public let queue: DispatchQueue
     /// Position in its `EventLoopGroup` (0-based).
     public let index: Int
     private let epollDescriptor: Int32
-    private var source: DispatchSourceRead?
+    /// Work for the loop's thread (``execute(_:)``); its eventfd is in the set with id 0, never a member's.
+    private let tasks = EventLoopTasks()
+    /// The tasks of the current pass (swapped with the list's storage, so neither reallocates).
+    private var taskBatch: [EventLoopTasks.Task] = []
     private var sweepTimer: DispatchSourceTimer?
     private var members: [UInt64: any EventLoopMember] = [:]
+    /// The thread's event buffer (read on `queue` during a round; freed by the thread when it ends).
     private let events: UnsafeMutablePointer<epoll_event>
-    private let batchSize = 256
-    /// Bounds on one run of `runBatches`, so other work on `queue` waits at most about this long.
-    private let maxRounds = 64
-    private let maxBatchNanoseconds: UInt64 = 1_000_000
-    /// How long a batch waits for more events once none is ready (`linger`).
-    private let lingerNanoseconds: Int
+    private static let batchSize = 256
+    /// Bound on the passes over queued tasks in one round; what is left runs in the next round, which
+    /// then polls the set without blocking.
+    private static let taskPasses = 16
     /// Members read in the current round, to be handled once all ready sockets are read.
     private var roundReads: [any EventLoopMember] = []
     /// Members whose writes wait for the end of the current round (``deferFlush(_:)``).
     private var deferredFlushes: [any EventLoopMember] = []
-    /// Members whose reading resumed while input may be pending; read after the current batch.
+    /// Members whose reading resumed while input may be pending; read after the current round.
     private var pendingReads: [any EventLoopMember] = []
     private var inBatch = false
     /// When the current round of events was harvested (valid while `inBatch`).
     private var batchTime = DispatchTime.now()
     private var drainScheduled = false
 
-    /// `sweepInterval`: how often deadlines are checked. `linger`: how long a batch waits for more
-    /// events once none is ready (0 = never wait).
-    public init(index: Int, sweepInterval: Duration, linger: Duration) {
+    /// `sweepInterval`: how often deadlines are checked.
+    public init(index: Int, sweepInterval: Duration) {
         self.index = index
-        lingerNanoseconds = linger.clampedNanoseconds
         queue = DispatchQueue(label: "dcserve.loop.\(index)")
         epollDescriptor = epoll_create1(Int32(EPOLL_CLOEXEC))
         precondition(epollDescriptor >= 0, "epoll_create1 failed: errno \(errno)")
-        events = .allocate(capacity: batchSize)
-        let s = DispatchSource.makeReadSource(fileDescriptor: epollDescriptor, queue: queue)
-        s.setEventHandler { [weak self] in self?.runBatches() }
-        let fd = epollDescriptor
-        s.setCancelHandler { _ = close(fd) }
-        source = s
+        var wake = epoll_event()
+        wake.events = EPOLLIN.rawValue | EPOLLET.rawValue
+        wake.data.u64 = 0
+        precondition(epoll_ctl(epollDescriptor, EPOLL_CTL_ADD, tasks.wakeDescriptor, &wake) == 0, "epoll_ctl failed: errno \(errno)")
+        events = .allocate(capacity: EventLoop.batchSize)
         let t = DispatchSource.makeTimerSource(queue: queue)
         let interval = DispatchTimeInterval.nanoseconds(sweepInterval.clampedNanoseconds)
         t.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(10))
         t.setEventHandler { [weak self] in self?.sweepDeadlines() }
         sweepTimer = t
         queue.setSpecific(key: EventLoop.currentKey, value: ObjectIdentifier(self))
-        s.resume()
         t.resume()
+        EventLoopThread.start(self, name: "dcserve.loop.\(index)", epoll: epollDescriptor, tasks: tasks, events: events,
+                              capacity: EventLoop.batchSize)
     }
 
     deinit {
-        // Members hold their loop strongly, so none is left here. The cancel handler closes the
-        // epoll descriptor once the source can no longer use it.
-        source?.cancel()
+        // Members hold their loop strongly, so none is left here. The thread closes the epoll set
+        // and frees the event buffer once it sees the loop gone; queued tasks are dropped.
         sweepTimer?.cancel()
-        events.deallocate()
+        tasks.wake()
+    }
+
+    /// Runs `task` on the loop's thread, inside `queue`, after the tasks queued before it (FIFO from
+    /// any one thread). Called during a round (from a member, or from a task), it runs at the end of
+    /// that round with no wake-up; from another thread, it wakes the loop's thread if that sleeps.
+    /// Thread-safe.
+    public func execute(_ task: @escaping @Sendable () -> Void) {
+        tasks.add(task)
+    }
+
+    /// One round, on `queue` (called by the loop's thread through `queue.sync`): serves the `count`
+    /// events the thread harvested into `events`, then the queued tasks. Returns false when the
+    /// thread may block in its next wait (nothing left to do, and the task list marked asleep), true
+    /// when it must only poll (work left over by the bounds).
+    fileprivate func runRound(_ count: Int) -> Bool {
+        inBatch = true
+        batchTime = DispatchTime.now()
+        // Read every ready socket first, then handle what was read: requests read in one round
+        // then share one freshness check (FileSnapshotCache, InputSequence).
+        for i in 0..<count {
+            let e = events[i]
+            guard let member = members[e.data.u64] else { continue }
+            if member.prefetch(e.events) { roundReads.append(member) }
+        }
+        for member in roundReads { member.finishPrefetch() }
+        roundReads.removeAll(keepingCapacity: true)
+        settleRound()
+        let more = runTasks()
+        inBatch = false
+        return more
+    }
+
+    /// Runs the queued tasks, pass by pass (a task may queue more), each pass settled like a round.
+    /// Marks the list asleep when it finds it empty with nothing else pending; true if work is left.
+    private func runTasks() -> Bool {
+        for _ in 0..<EventLoop.taskPasses {
+            tasks.takeOrSleep(into: &taskBatch, mayBlock: pendingReads.isEmpty)
+            if taskBatch.isEmpty { return !pendingReads.isEmpty }
+            for task in taskBatch { task() }
+            taskBatch.removeAll(keepingCapacity: true)
+            settleRound()
+        }
+        return true
     }
 
     /// Marks each loop's queue with the loop's identity (see `isCurrent`).
     nonisolated(unsafe) private static let currentKey = DispatchSpecificKey<ObjectIdentifier>()
 
     /// True when the caller runs on this loop's `queue` (so work for the loop can be done inline
-    /// instead of through `queue.async`, which would wait until the current batch ends).
+    /// instead of through `execute`, which would wait until the end of the current round).
     public var isCurrent: Bool { DispatchQueue.getSpecific(key: EventLoop.currentKey) == ObjectIdentifier(self) }
 
-    /// The time for setting deadlines: during a batch, when its current round was harvested (at most
+    /// The time for setting deadlines: during a round, when it was harvested (at most
     /// about a millisecond old, and deadlines are seconds), which saves a clock read per request;
     /// otherwise the clock. On `queue`.
     public var now: DispatchTime { inBatch ? batchTime : DispatchTime.now() }
@@ -125,21 +173,21 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Asks for `member.readPending()` after the current batch (or soon, outside a batch), for a
+    /// Asks for `member.readPending()` after the current round (or soon, outside a round), for a
     /// member that resumed reading while input may be waiting: with edge triggering no new event
     /// would announce it. On `queue`.
     public func scheduleRead(_ member: any EventLoopMember) {
         pendingReads.append(member)
         if !inBatch && !drainScheduled {
             drainScheduled = true
-            queue.async { self.drainScheduled = false; self.drainPendingReads() }
+            execute { self.drainScheduled = false; self.drainPendingReads() }
         }
     }
 
-    /// Inside a batch: queues `member.flushDeferred()` for the end of the current round and returns
+    /// Inside a round: queues `member.flushDeferred()` for the end of the current round and returns
     /// true, so the writes of every request and response handled in the round leave together (the
     /// peers — upstream servers, clients — wake once for the round instead of once per write while
-    /// this loop still works). Outside a batch: false, the caller writes now. A member asks once per
+    /// this loop still works). Outside a round: false, the caller writes now. A member asks once per
     /// round (it remembers that it asked). On `queue`.
     ///
     /// Members defer only small writes (at most ``deferredWriteLimit`` bytes pending): large bodies
@@ -155,17 +203,16 @@ public final class EventLoop: @unchecked Sendable {
     /// Largest pending output a member defers with ``deferFlush(_:)``; more is written at once.
     public static let deferredWriteLimit = 16 << 10
 
-    /// Ends a round: the reads resumed during it, then the deferred writes, until neither is left (a
-    /// write that completes a response may resume reading, and a read may answer and write again).
-    /// Bounded: what is still pending after 16 passes continues on the queue, outside the batch.
+    /// Ends a round (or a pass over its tasks): the reads resumed during it, then the deferred
+    /// writes, until neither is left (a write that completes a response may resume reading, and a
+    /// read may answer and write again). Bounded: reads still pending after 16 passes wait for the
+    /// next round (the thread then polls instead of blocking).
     private func settleRound() {
         for _ in 0..<16 {
             drainPendingReads()
             runDeferredFlushes()
-            if pendingReads.isEmpty || drainScheduled { return }
+            if pendingReads.isEmpty { return }
         }
-        drainScheduled = true
-        queue.async { self.drainScheduled = false; self.drainPendingReads() }
     }
 
     /// Runs the deferred writes (a write may complete a response and queue more: repeated until none).
@@ -177,39 +224,7 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
-    private func runBatches() {
-        inBatch = true
-        // Rounds while the set keeps producing events (under load, replies to the last batch's
-        // responses are already waiting), bounded in count and time; then yield to the queue (the
-        // level-triggered source fires again if events remain).
-        let start = DispatchTime.now()
-        batchTime = start
-        for round in 0..<maxRounds {
-            var n = epoll_wait(epollDescriptor, events, Int32(batchSize), 0)
-            if n == 0 && lingerNanoseconds > 0 && !drainScheduled {
-                // Nothing ready (and no read queued behind this batch): wait briefly here for the next
-                // arrival instead of handing the descriptor back to libdispatch, whose wake-up path
-                // costs two thread switches.
-                n = dcserve_epoll_wait_nanoseconds(epollDescriptor, events, Int32(batchSize), lingerNanoseconds)
-            }
-            if n <= 0 { break }
-            if round > 0 { batchTime = DispatchTime.now() }
-            // Read every ready socket first, then handle what was read: requests read in one round
-            // then share one freshness check (FileSnapshotCache, InputSequence).
-            for i in 0..<Int(n) {
-                let e = events[i]
-                guard let member = members[e.data.u64] else { continue }
-                if member.prefetch(e.events) { roundReads.append(member) }
-            }
-            for member in roundReads { member.finishPrefetch() }
-            roundReads.removeAll(keepingCapacity: true)
-            settleRound()
-            if batchTime.uptimeNanoseconds - start.uptimeNanoseconds > maxBatchNanoseconds { break }
-        }
-        settleRound()
-        inBatch = false
-    }
-
+    /// Reads of resumed members, at most 8 passes (what is left stays in `pendingReads`).
     private func drainPendingReads() {
         var rounds = 0
         while !pendingReads.isEmpty && rounds < 8 {
@@ -217,10 +232,6 @@ public final class EventLoop: @unchecked Sendable {
             pendingReads = []
             for c in batch { c.readPending() }
             rounds += 1
-        }
-        if !pendingReads.isEmpty && !drainScheduled {
-            drainScheduled = true
-            queue.async { self.drainScheduled = false; self.drainPendingReads() }
         }
     }
 
@@ -237,8 +248,8 @@ public final class EventLoopGroup: Sendable {
     public let loops: [EventLoop]
     private let next = Atomic<Int>(0)
 
-    public init(count: Int, sweepInterval: Duration, linger: Duration) {
-        loops = (0..<max(1, count)).map { EventLoop(index: $0, sweepInterval: sweepInterval, linger: linger) }
+    public init(count: Int, sweepInterval: Duration) {
+        loops = (0..<max(1, count)).map { EventLoop(index: $0, sweepInterval: sweepInterval) }
     }
 
     public func nextLoop() -> EventLoop {
@@ -247,3 +258,69 @@ public final class EventLoopGroup: Sendable {
     }
 }
 
+
+/// The thread of an ``EventLoop``: waits in `epoll_wait` on the loop's set and serves each round on
+/// the loop's queue (`queue.sync`). Holds the loop weakly: once the loop is gone (its `deinit`
+/// wakes it), it closes the epoll set, frees the event buffer, releases the task list and ends.
+private enum EventLoopThread {
+    /// Weak box, so the thread never keeps its loop alive.
+    private final class WeakLoop: @unchecked Sendable {
+        weak var loop: EventLoop?
+        init(_ loop: EventLoop) { self.loop = loop }
+    }
+
+    /// What the thread owns (the epoll set, the event buffer) or shares (the task list, whose
+    /// eventfd the loop's `deinit` writes), sendable to the thread.
+    private struct Owned: @unchecked Sendable {
+        let epoll: Int32
+        let tasks: EventLoopTasks
+        let events: UnsafeMutablePointer<epoll_event>
+        let capacity: Int32
+    }
+
+    static func start(_ loop: EventLoop, name: String, epoll: Int32, tasks: EventLoopTasks, events: UnsafeMutablePointer<epoll_event>,
+                      capacity: Int) {
+        let weak = WeakLoop(loop)
+        let owned = Owned(epoll: epoll, tasks: tasks, events: events, capacity: Int32(capacity))
+        Thread { run(weak, owned, name: name) }.start()
+    }
+
+    /// What one round serves: set by the thread before it enters the queue, read after.
+    private final class Round: @unchecked Sendable {  // used by the loop's thread only
+        var loop: EventLoop?
+        var count = 0
+        /// The round left work: poll, do not block.
+        var more = false
+    }
+
+    private static func run(_ weak: WeakLoop, _ owned: Owned, name: String) {
+        dcserve_set_thread_name(name)
+        // One work item for every round: `queue.sync` with a closure boxes it (a heap allocation per
+        // round); a work item's block is made once and may run any number of times (it is never waited on).
+        let round = Round()
+        let item = DispatchWorkItem { round.more = round.loop?.runRound(round.count) ?? false }
+        var count: Int32 = 0
+        // The first round (no events) runs what was queued before the thread started, and marks the
+        // task list asleep.
+        while serve(weak, round, item, count: count) {
+            count = epoll_wait(owned.epoll, owned.events, owned.capacity, round.more ? 0 : -1)
+            if count < 0 {
+                precondition(errno == EINTR, "epoll_wait failed: errno \(errno)")
+                count = 0
+            }
+        }
+        close(owned.epoll)
+        owned.events.deallocate()
+    }
+
+    /// Serves one round unless the loop is gone (false). A function of its own so that the strong
+    /// reference to the loop ends before the thread waits again.
+    private static func serve(_ weak: WeakLoop, _ round: Round, _ item: DispatchWorkItem, count: Int32) -> Bool {
+        guard let loop = weak.loop else { return false }
+        round.loop = loop
+        round.count = Int(count)
+        loop.queue.sync(execute: item)
+        round.loop = nil
+        return true
+    }
+}

@@ -27,7 +27,7 @@ import HTTPCore
 /// on `queue`, the serial queue of the connection's event loop (shared with the loop's other
 /// members, never run concurrently with itself). The loop calls in only from `queue`; the
 /// handler's `respond` callback either runs synchronously on `queue` (detected through
-/// `handlerThread`, an atomic) or hops onto `queue` with `queue.async`; stream writers hop onto
+/// `handlerThread`, an atomic) or hops onto `queue` with `loop.execute`; stream writers hop onto
 /// `queue` the same way. Immutable properties (`id`, `loop`, `queue`, `context`, `remoteAddress`,
 /// `transport` reference) are set in `init`. The only cross-thread state is `handlerThread` and
 /// `StreamWriter.cancelled`, both atomics.
@@ -35,7 +35,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     let id: UInt64
     let remoteAddress: String
     let queue: DispatchQueue
-    private let loop: EventLoop
+    let loop: EventLoop
     private let context: ServerContext
     private let transport: ByteTransport
     private var parser: RequestParser
@@ -109,7 +109,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
 
     /// Joins the event loop and starts reading. Call once, from any thread.
     func start() {
-        queue.async { self.setUp() }
+        loop.execute { self.setUp() }
     }
 
     private func setUp() {
@@ -383,7 +383,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         if streamedBody {
             machine.requestBodyStreamStarted()
             let generation = bodyReader.begin()
-            bodyStream = RequestBodyStream(expectedLength: parsed.contentLength.map(Int64.init), queue: queue) { [weak self] then in
+            bodyStream = RequestBodyStream(expectedLength: parsed.contentLength.map(Int64.init), loop: loop) { [weak self] then in
                 guard let self else { then(.failed(.connectionClosed)); return }
                 self.bodyRead(generation: generation, then: then)
             }
@@ -407,7 +407,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
                 // upstream connection): deliver now, not after the loop's current batch.
                 self.deliver(response)
             } else {
-                self.queue.async { self.deliver(response) }
+                self.loop.execute { self.deliver(response) }
             }
         }
         handlerThread.store(0, ordering: .relaxed)
@@ -428,7 +428,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         if !inFlush {
             writeInterim(response, sequenceNumber: sequenceNumber)
         } else {
-            queue.async { self.writeInterim(response, sequenceNumber: sequenceNumber) }
+            loop.execute { self.writeInterim(response, sequenceNumber: sequenceNumber) }
         }
     }
 
@@ -564,7 +564,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         case .parseNext:
             if inFlush {
                 // Completed inside flush (file body sent): continue after flush returns, not recursively.
-                queue.async { if self.machine.mayParse { self.processInput() } }
+                loop.execute { if self.machine.mayParse { self.processInput() } }
             } else if !inProcessInput {
                 processInput()
             }
@@ -681,7 +681,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
             let wasPaused = machine.pausedForOutput
             let action = machine.outputWritten(unreadInput: inStart < inEnd || readReady)
             if action == .parseNext && wasPaused {
-                queue.async { if self.machine.mayParse { self.processInput() } }
+                loop.execute { if self.machine.mayParse { self.processInput() } }
             } else {
                 perform(action)
             }
@@ -759,14 +759,14 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     /// Graceful shutdown: idle connections close now; busy ones finish the current response with
     /// `Connection: close`. Call from any thread.
     func beginShutdown() {
-        queue.async {
+        loop.execute {
             let idle = self.inStart == self.inEnd && self.parser.isBetweenRequests && self.pendingOutput == 0
             self.perform(self.machine.shutdownRequested(idle: idle))
         }
     }
 
     /// Closes at once (deadline passed). Call from any thread.
-    func forceClose() { queue.async { self.close() } }
+    func forceClose() { loop.execute { self.close() } }
 
     private func close() {
         guard !isClosed else { return }

@@ -32,7 +32,7 @@ public struct InterimResponseSender: Sendable {
         if channel.loop.isCurrent {
             channel.connection?.sendInterim(response, sequenceNumber: sequenceNumber)
         } else {
-            channel.loop.queue.async { channel.connection?.sendInterim(response, sequenceNumber: sequenceNumber) }
+            channel.loop.execute { channel.connection?.sendInterim(response, sequenceNumber: sequenceNumber) }
         }
     }
 }

@@ -1,4 +1,5 @@
 import Dispatch
+import HTTPCore
 import Synchronization
 
 /// A request body delivered in parts as it arrives, with back-pressure: the connection reads the
@@ -29,19 +30,19 @@ public final class RequestBodyStream: Sendable {
 
     /// The announced length (Content-Length), or nil for a chunked body.
     public let expectedLength: Int64?
-    private let queue: DispatchQueue
+    private let loop: EventLoop
     private let requestRead: @Sendable (@escaping @Sendable (Part) -> Void) -> Void
 
-    init(expectedLength: Int64?, queue: DispatchQueue, requestRead: @escaping @Sendable (@escaping @Sendable (Part) -> Void) -> Void) {
+    init(expectedLength: Int64?, loop: EventLoop, requestRead: @escaping @Sendable (@escaping @Sendable (Part) -> Void) -> Void) {
         self.expectedLength = expectedLength
-        self.queue = queue
+        self.loop = loop
         self.requestRead = requestRead
     }
 
     /// Asks for the next part; see the type's contract.
     public func read(then: @escaping @Sendable (Part) -> Void) {
         let requestRead = requestRead
-        queue.async { requestRead(then) }
+        loop.execute { requestRead(then) }
     }
 }
 

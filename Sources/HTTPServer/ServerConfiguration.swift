@@ -57,12 +57,6 @@ public struct ServerConfiguration: Sendable {
     /// Event loops (serial queues each driving many connections, see `EventLoop`). Handlers run on
     /// them, so they must not block. Default: one per active processor.
     public var eventLoopCount: Int = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
-    /// How long an event loop that ran out of ready sockets waits for the next one before handing its
-    /// epoll descriptor back to libdispatch (see `EventLoop`). Under load the next request usually
-    /// arrives within this time and is taken without libdispatch's wake-up path (two thread
-    /// switches). The thread is blocked, not spinning, while it waits; other work on the loop's queue
-    /// waits at most this long (plus the batch bound, 1 ms). Zero disables it. Default 200 µs.
-    public var eventLoopLinger: Duration = .microseconds(200)
 
     // MARK: TLS and proxies (kept together so merges with the HTTP settings above stay simple)
 

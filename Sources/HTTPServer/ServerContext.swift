@@ -19,8 +19,7 @@ final class ServerContext: Sendable {
         self.accessLog = accessLog
         self.serverLine = configuration.serverName.map { Array("Server: \($0)\r\n".utf8) }
         self.registry = ConnectionRegistry(maxConnections: configuration.maxConnections)
-        self.loops = EventLoopGroup(count: configuration.eventLoopCount, sweepInterval: configuration.deadlineSweepInterval,
-                                    linger: configuration.eventLoopLinger)
+        self.loops = EventLoopGroup(count: configuration.eventLoopCount, sweepInterval: configuration.deadlineSweepInterval)
     }
 
     /// A connection's id: unique in the process (it is also the connection's `EventLoopMember.id`).

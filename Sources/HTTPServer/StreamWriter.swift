@@ -1,6 +1,7 @@
 import Synchronization
 
-/// The `ResponseBodyWriter` handed to stream producers; forwards to its connection's queue.
+/// The `ResponseBodyWriter` handed to stream producers; forwards to its connection's event loop
+/// (`EventLoop.execute`: in order, at the end of the loop's current round).
 /// Thread-safety: immutable references plus an atomic `cancelled` flag.
 final class StreamWriter: ResponseBodyWriter, @unchecked Sendable {
     private let connection: Connection
@@ -16,10 +17,10 @@ final class StreamWriter: ResponseBodyWriter, @unchecked Sendable {
 
     func write(_ chunk: [UInt8], then: @escaping @Sendable () -> Void) {
         if isCancelled { then(); return }
-        connection.queue.async { self.connection.streamWrite(self, chunk, then: then) }
+        connection.loop.execute { self.connection.streamWrite(self, chunk, then: then) }
     }
 
-    func finish() { connection.queue.async { self.connection.streamFinish(self) } }
+    func finish() { connection.loop.execute { self.connection.streamFinish(self) } }
 
-    func abort() { connection.queue.async { self.connection.streamAbort(self) } }
+    func abort() { connection.loop.execute { self.connection.streamAbort(self) } }
 }

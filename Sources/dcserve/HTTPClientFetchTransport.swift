@@ -32,7 +32,7 @@ struct HTTPClientFetchTransport: FetchTransport {
             catch { throw CLIError("TLS: cannot use \(caFile ?? "the system CA store"): \(error)") }
             configuration.tls = tls
         }
-        let group = EventLoopGroup(count: 1, sweepInterval: .milliseconds(100), linger: .zero)
+        let group = EventLoopGroup(count: 1, sweepInterval: .milliseconds(100))
         let client = HTTPClient(configuration: configuration, loops: group)
         var head = HTTPRequest(method: .get, scheme: target.scheme, authority: target.authority, path: target.pathAndQuery)
         head.headerFields = fields

@@ -26,7 +26,7 @@ func makeClient(ports: [Int], _ configure: (inout HTTPClientConfiguration) -> Vo
     configuration.readTimeout = .seconds(10)
     configuration.sendTimeout = .seconds(10)
     configure(&configuration)
-    let group = EventLoopGroup(count: 1, sweepInterval: .milliseconds(50), linger: .zero)
+    let group = EventLoopGroup(count: 1, sweepInterval: .milliseconds(50))
     return (HTTPClient(configuration: configuration, loops: group), group.loops[0], group)
 }
 

@@ -43,7 +43,7 @@ struct HTTPSUpstreamTests {
         var configuration = HTTPClientConfiguration(servers: [UpstreamServer(host: host, port: port, tls: true)])
         configuration.tls = TLSClientConfiguration(caFile: caFile)
         configuration.readTimeout = .seconds(10)
-        let group = EventLoopGroup(count: 1, sweepInterval: .milliseconds(50), linger: .zero)
+        let group = EventLoopGroup(count: 1, sweepInterval: .milliseconds(50))
         return (HTTPClient(configuration: configuration, loops: group), group.loops[0], group)
     }
 

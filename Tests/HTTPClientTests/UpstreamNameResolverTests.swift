@@ -53,7 +53,7 @@ struct UpstreamNameResolverTests {
         configuration.readTimeout = .seconds(10)
         configuration.maxRequestsPerConnection = 1
         configuration.failureBackoff = .zero
-        let group = EventLoopGroup(count: 1, sweepInterval: .milliseconds(50), linger: .zero)
+        let group = EventLoopGroup(count: 1, sweepInterval: .milliseconds(50))
         return (HTTPClient(configuration: configuration, loops: group, resolver: resolver), group.loops[0], group)
     }
 

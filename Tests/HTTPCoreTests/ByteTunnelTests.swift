@@ -54,7 +54,7 @@ import Testing
 
     /// A tunnel whose first end carries `clientInput` already read and `clientOutput` not yet written.
     private static func tunnel(idle: Duration = .seconds(30), clientInput: [UInt8] = [], clientOutput: [UInt8] = []) -> Setup {
-        let group = EventLoopGroup(count: 1, sweepInterval: .milliseconds(20), linger: .zero)
+        let group = EventLoopGroup(count: 1, sweepInterval: .milliseconds(20))
         let loop = group.nextLoop()
         let a = pair(), b = pair()
         let counters = ByteTunnelCounters()

@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CLinux
 import Dispatch
+import Foundation
 import Synchronization
 import Testing
 @testable import HTTPCore
@@ -76,10 +78,63 @@ private final class DeferringMember: EventLoopMember, @unchecked Sendable {
     func checkDeadline(_ now: DispatchTime) {}
 }
 
+/// A member whose handling of input holds the loop's thread until the test releases it, so that
+/// events arriving meanwhile are harvested together in the next round.
+private final class GateMember: EventLoopMember, @unchecked Sendable {
+    let id = EventLoopMemberID.next()
+    let descriptor: Int32
+    let entered = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+
+    init(descriptor: Int32) { self.descriptor = descriptor }
+
+    func handleEvents(_ mask: UInt32) {
+        guard mask & 0x001 != 0 else { return }  // EPOLLIN
+        var buffer = [UInt8](repeating: 0, count: 16)
+        while read(descriptor, &buffer, buffer.count) > 0 {}
+        entered.signal()
+        _ = release.wait(timeout: .now() + 10)
+    }
+
+    func checkDeadline(_ now: DispatchTime) {}
+}
+
+/// A member that notes, for every input, the thread it was handled on and whether that was inside
+/// the loop's queue.
+private final class ThreadNotingMember: EventLoopMember, @unchecked Sendable {
+    let id = EventLoopMemberID.next()
+    let descriptor: Int32
+    let loop: EventLoop
+    let seen = Mutex<[(thread: pthread_t, name: String, onQueue: Bool)]>([])
+
+    init(descriptor: Int32, loop: EventLoop) { (self.descriptor, self.loop) = (descriptor, loop) }
+
+    func handleEvents(_ mask: UInt32) {
+        guard mask & 0x001 != 0 else { return }  // EPOLLIN
+        var buffer = [UInt8](repeating: 0, count: 16)
+        var got = 0
+        while case let n = read(descriptor, &buffer, buffer.count), n > 0 { got += n }
+        guard got > 0 else { return }
+        var name = [CChar](repeating: 0, count: 32)
+        dcserve_thread_name(&name)
+        let entry = (pthread_self(), String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), loop.isCurrent)
+        seen.withLock { $0.append(entry) }
+    }
+
+    func checkDeadline(_ now: DispatchTime) {}
+}
+
+/// The names of this process's threads (from /proc/self/task/*/comm).
+private func threadNames() -> [String] {
+    guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") else { return [] }
+    return tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
+        .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+}
+
 @Suite("EventLoop: members of any kind on one loop")
 struct EventLoopTests {
     @Test func membersGetTheirEventsAndDeadlineSweeps() throws {
-        let group = EventLoopGroup(count: 2, sweepInterval: .milliseconds(10), linger: .zero)
+        let group = EventLoopGroup(count: 2, sweepInterval: .milliseconds(10))
         #expect(group.loops.map(\.index) == [0, 1])
         let loop = group.nextLoop()
         var pair: [Int32] = [0, 0]
@@ -108,7 +163,7 @@ struct EventLoopTests {
     /// them were handled, still inside the batch (a read a write resumes, and that read's own write,
     /// run before the batch ends). Outside a batch `deferFlush` answers false: write now.
     @Test func writesDeferredInARoundRunAfterEveryMemberOfTheRoundWasHandled() throws {
-        let group = EventLoopGroup(count: 1, sweepInterval: .seconds(1), linger: .zero)
+        let group = EventLoopGroup(count: 1, sweepInterval: .seconds(1))
         let loop = group.loops[0]
         let log = EventLog()
         var members: [(DeferringMember, Int32, Int32)] = []
@@ -123,8 +178,18 @@ struct EventLoopTests {
         for (member, descriptor, _) in members { #expect(loop.queue.sync { loop.register(member, descriptor: descriptor) }) }
         #expect(loop.queue.sync { loop.deferFlush(members[0].0) } == false)  // not in a batch
 
-        // All three inputs arrive while the loop is busy, so one round harvests them together.
-        loop.queue.sync { for (_, _, peer) in members { _ = write(peer, "x", 1) } }
+        // All three inputs arrive while the loop's thread is held inside a round (by the gate), so
+        // the next round harvests them together.
+        var gatePair: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &gatePair) == 0)
+        defer { close(gatePair[0]); close(gatePair[1]) }
+        _ = fcntl(gatePair[0], F_SETFL, fcntl(gatePair[0], F_GETFL) | O_NONBLOCK)
+        let gate = GateMember(descriptor: gatePair[0])
+        #expect(loop.queue.sync { loop.register(gate, descriptor: gatePair[0]) })
+        _ = write(gatePair[1], "g", 1)
+        #expect(gate.entered.wait(timeout: .now() + 10) == .success)
+        for (_, _, peer) in members { _ = write(peer, "x", 1) }
+        gate.release.signal()
         for _ in 0..<500 where log.all.count < 8 { usleep(10_000) }
         loop.queue.sync {}
         let entries = log.all
@@ -133,6 +198,49 @@ struct EventLoopTests {
         #expect(Set(entries[3..<6]) == ["flush a", "flush b", "flush c"])
         #expect(Array(entries[6...]) == ["readPending b", "flush b"])
         for (member, descriptor, _) in members { loop.queue.sync { loop.deregister(member, descriptor: descriptor) } }
+        loop.queue.sync { loop.deregister(gate, descriptor: gatePair[0]) }
+    }
+
+    /// Every round runs on the loop's own thread, inside its queue: wake-ups spread over time are
+    /// all handled on that one thread (no hand-off to Dispatch's worker threads), and work queued on
+    /// `queue` meanwhile still runs (the thread waits for events without holding the queue).
+    @Test func roundsRunOnTheLoopsOwnThreadInsideItsQueue() throws {
+        let group = EventLoopGroup(count: 1, sweepInterval: .seconds(1))
+        let loop = group.loops[0]
+        var pair: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        defer { close(pair[0]); close(pair[1]) }
+        _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
+        let member = ThreadNotingMember(descriptor: pair[0], loop: loop)
+        #expect(loop.queue.sync { loop.register(member, descriptor: pair[0]) })
+        for round in 1...5 {
+            _ = write(pair[1], "x", 1)
+            for _ in 0..<500 where member.seen.withLock({ $0.count }) < round { usleep(2_000) }
+            // The loop now waits for events; work put on its queue runs meanwhile.
+            let ran = DispatchSemaphore(value: 0)
+            loop.queue.async { ran.signal() }
+            #expect(ran.wait(timeout: .now() + 10) == .success)
+            usleep(5_000)
+        }
+        let seen = member.seen.withLock { $0 }
+        #expect(seen.count == 5)
+        let allOnQueue = seen.allSatisfy(\.onQueue)
+        #expect(allOnQueue)
+        #expect(Set(seen.map { UInt($0.thread) }).count == 1)
+        let names = Set(seen.map(\.name))
+        #expect(names == ["dcserve.loop.0"])
+        loop.queue.sync { loop.deregister(member, descriptor: pair[0]) }
+    }
+
+    /// The loop's thread ends once the loop is gone (it holds the loop weakly).
+    @Test func aLoopsThreadEndsWithTheLoop() throws {
+        var loop: EventLoop? = EventLoop(index: 7, sweepInterval: .seconds(1))
+        for _ in 0..<500 where !threadNames().contains("dcserve.loop.7") { usleep(10_000) }
+        #expect(threadNames().contains("dcserve.loop.7"))
+        loop?.queue.sync {}
+        loop = nil
+        for _ in 0..<500 where threadNames().contains("dcserve.loop.7") { usleep(10_000) }
+        #expect(!threadNames().contains("dcserve.loop.7"))
     }
 
     @Test func memberIDsAreUniqueAcrossThreads() async {

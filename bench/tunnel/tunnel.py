@@ -7,7 +7,9 @@ front to the upstream and echoed back through it, so each message crosses the tu
 way. The client (this process, asyncio) sends a new message for every one that came back, for
 DURATION seconds (default 10) per front and round, ROUNDS rounds (default 3), payload SIZES (default
 "64,16384"). Reported per front: messages per second, and the front's CPU (user + system ticks of
-its processes from /proc/PID/stat) per message. The upstream (echo_upstream.py, its own process)
+its processes from /proc/PID/stat) per message, and the front's thread switches per message (voluntary
+and involuntary context switches of all its threads, /proc/PID/task/*/status: each is a sleep in
+epoll_wait and a wake-up, the main cost of small messages). The upstream (echo_upstream.py, its own process)
 answers the upgrade and echoes bytes without parsing frames: both fronts only carry bytes after the
 101, so this measures them, not a WebSocket library.
 
@@ -123,6 +125,23 @@ class Client(asyncio.Protocol):
                 self.transport.write(self.message * done)
 
 
+def switches(front: Process) -> int:
+    """Context switches (voluntary + involuntary) so far of every thread of the front's processes."""
+    total = 0
+    for pid in front.server_pids():
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{task}/status") as f:
+                    total += sum(int(line.split()[1]) for line in f if "ctxt_switches:" in line)
+            except OSError:
+                pass
+    return total
+
+
 async def load(port: int, size: int, seconds: float, front: Process) -> dict:
     loop = asyncio.get_running_loop()
     message = frame(size)
@@ -134,16 +153,17 @@ async def load(port: int, size: int, seconds: float, front: Process) -> dict:
         clients.append((transport, opened))
     await asyncio.gather(*(opened for _, opened in clients))
     await asyncio.sleep(0.3)  # warm-up
-    start_messages, start_cpu, start = state["messages"], front.cpu_seconds(), time.monotonic()
+    start_messages, start_cpu, start_switches, start = state["messages"], front.cpu_seconds(), switches(front), time.monotonic()
     await asyncio.sleep(seconds)
     messages, cpu, elapsed = state["messages"] - start_messages, front.cpu_seconds() - start_cpu, time.monotonic() - start
+    switched = switches(front) - start_switches
     state["stop"] = True
     for transport, _ in clients:
         transport.close()
     await asyncio.sleep(0.2)
     if messages == 0:
         raise SystemExit("no message came back")
-    return {"mps": messages / elapsed, "cpu_us": cpu / messages * 1e6}
+    return {"mps": messages / elapsed, "cpu_us": cpu / messages * 1e6, "cs": switched / messages}
 
 
 def nginx_front(upstream_port: int, workers: int = 2) -> Process:
@@ -195,7 +215,7 @@ def dcserve_front(upstream_port: int, workdir: str) -> Process:
 
 
 def show(label: str, d: dict, n: dict) -> None:
-    print(f"{label:24} {d['mps']:11.0f} {d['cpu_us']:8.2f} {n['mps']:11.0f} {n['cpu_us']:8.2f}"
+    print(f"{label:24} {d['mps']:11.0f} {d['cpu_us']:8.2f} {d['cs']:6.3f} {n['mps']:11.0f} {n['cpu_us']:8.2f} {n['cs']:6.3f}"
           f" {d['mps'] / n['mps']:6.2f}x {n['cpu_us'] / d['cpu_us']:7.2f}x", flush=True)
 
 
@@ -206,8 +226,8 @@ def main() -> None:
           f"{ROUNDS} alternating rounds; upstream: byte echo after the 101 (asyncio); "
           f"fronts: dcserve vs nginx (2 event loops / 2 workers); {os.cpu_count()} cores")
     print("msg/s: echoed messages per second (one message each way); cpu us: the front's CPU per message; "
-          "speed x = dcserve msg/s / nginx msg/s; cpu x = nginx cpu / dcserve cpu (> 1: dcserve cheaper)")
-    print(f"{'payload':24} {'dcserve msg/s':>11} {'cpu us':>8} {'nginx msg/s':>11} {'cpu us':>8} {'speed x':>7} {'cpu x':>8}")
+          "cs: the front's thread switches per message; speed x = dcserve msg/s / nginx msg/s; cpu x = nginx cpu / dcserve cpu (> 1: dcserve cheaper)")
+    print(f"{'payload':24} {'dcserve msg/s':>11} {'cpu us':>8} {'cs':>6} {'nginx msg/s':>11} {'cpu us':>8} {'cs':>6} {'speed x':>7} {'cpu x':>8}")
     with Process([sys.executable, os.path.join(HERE, "echo_upstream.py"), str(upstream_port)], upstream_port), \
             dcserve_front(upstream_port, work) as dc, nginx_front(upstream_port) as ng:
         check(dc.port, "dcserve")
@@ -219,7 +239,7 @@ def main() -> None:
                 result = {key: asyncio.run(load(front.port, size, DURATION, front)) for key, front in order}
                 rows.append(result)
                 show(f"{size} B round {round_ + 1}", result["dc"], result["ng"])
-            mean = {k: {m: statistics.mean(r[k][m] for r in rows) for m in ("mps", "cpu_us")} for k in ("dc", "ng")}
+            mean = {k: {m: statistics.mean(r[k][m] for r in rows) for m in ("mps", "cpu_us", "cs")} for k in ("dc", "ng")}
             show(f"{size} B MEAN of {ROUNDS}", mean["dc"], mean["ng"])
         print(f"RSS after the runs: dcserve {dc.rss_kib() / 1024:.1f} MiB")
     shutil.rmtree(work, ignore_errors=True)

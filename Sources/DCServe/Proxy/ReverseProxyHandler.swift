@@ -116,7 +116,7 @@ public final class ReverseProxyHandler: HTTPHandler {
 /// One event loop, shared by every proxy handler, for exchanges whose request came from no loop
 /// (in-process callers). Made when the first handler is built.
 enum FallbackLoop {
-    static let group = EventLoopGroup(count: 1, sweepInterval: .milliseconds(100), linger: ServerConfiguration().eventLoopLinger)
+    static let group = EventLoopGroup(count: 1, sweepInterval: .milliseconds(100))
 }
 
 extension ProxyHeaderPolicy {
