@@ -27,8 +27,7 @@ import Synchronization
 ///
 /// Small writes made while a round is handled wait for its end (`deferFlush`): the upstream requests
 /// and client responses of one round then leave back to back, so each peer is woken once for the round
-/// instead of once per write while this loop is still busy (bench/proxy: the loopback deliveries'
-/// wake-ups cost dcserve ~2 µs of kernel time per proxied request before, nginx ~0.8 µs).
+/// instead of once per write while this loop is still busy.
 ///
 /// Sockets are registered once (`EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET`) and never modified:
 /// a member remembers readiness edges itself and pauses reading by ignoring them
@@ -192,8 +191,7 @@ public final class EventLoop: @unchecked Sendable {
     ///
     /// Members defer only small writes (at most ``deferredWriteLimit`` bytes pending): large bodies
     /// of a round sent back to back at its end overflow the peers' socket buffers (partial writes,
-    /// waits for writability) — bench/proxy 100 KB went from 61 to 104 µs of CPU per request when
-    /// they waited.
+    /// waits for writability).
     public func deferFlush(_ member: any EventLoopMember) -> Bool {
         guard inBatch else { return false }
         deferredFlushes.append(member)
