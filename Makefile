@@ -126,13 +126,15 @@ clean:
 # client's response handling, history dictionary paths, partition ids, the lab (plan and server),
 # the smaller field parsers (Cache-Control lifetimes, conditionals, Vary, trusted proxies, paths), and
 # the proxy's handling of an upstream's response (head cleaning, body decoding to identity), and
-# the pure-Swift zstd decoder against libzstd (zstd-differential: same output or both refuse).
+# the pure-Swift zstd decoder against libzstd (zstd-differential: same output or both refuse), and
+# the server's connection state machine driven by scripts of events over an in-memory transport
+# (connection: reads, writes, handler answers, streams, cancels, closes, deadlines, shutdown).
 # Coverage instrumentation is limited to the parsers' modules (scripts/swiftc-coverage-scope).
 # `make fuzz` runs each for PARSER_FUZZ_SECONDS; `make fuzz-smoke` for PARSER_FUZZ_SMOKE_SECONDS each.
 PARSER_FUZZ_SCRATCH := $(ROOT)/.build-fuzz
 PARSER_FUZZ_BIN := $(PARSER_FUZZ_SCRATCH)/release/dcserve-fuzz
 PARSER_FUZZ_MODES := accept-encoding dictionary-fields negotiation url-pattern decode config \
-	client-response history-path partition lab header-fields upstream-response zstd-differential
+	client-response history-path partition lab header-fields upstream-response zstd-differential connection
 PARSER_FUZZ_SMOKE_SECONDS ?= 3
 # `fuzz-smoke` runs `make fuzz FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS)`: then each parser gets the smoke time.
 PARSER_FUZZ_SECONDS ?= $(if $(filter $(FUZZ_SMOKE_SECONDS),$(FUZZ_SECONDS)),$(PARSER_FUZZ_SMOKE_SECONDS),$(FUZZ_SECONDS))

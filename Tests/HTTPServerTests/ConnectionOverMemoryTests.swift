@@ -6,6 +6,7 @@ import Foundation
 import HTTPTypes
 import Testing
 import TestSupport
+import ByteTransportTesting
 @testable import HTTPServer
 import Locking
 
