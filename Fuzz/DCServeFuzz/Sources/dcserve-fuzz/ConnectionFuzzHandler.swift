@@ -100,6 +100,8 @@ final class ConnectionFuzzWorld: @unchecked Sendable {
     private var detached: [DetachedConnection] = []
     /// Streamed answers whose producer has not been called yet.
     private var pendingProducers = 0
+    /// Signalled by each stream producer's call (the script waits for them without polling).
+    let producerCalled = DispatchSemaphore(value: 0)
     /// Counts every callback the server made (a change means the run is not quiet yet).
     private var callbacks = 0
     /// A broken contract seen in a callback (the checker reports it).
@@ -151,6 +153,7 @@ final class ConnectionFuzzWorld: @unchecked Sendable {
                     callbacks += 1
                     streams.append(Stream(seq: seq, writer: writer))
                 }
+                producerCalled.signal()
             })))
         case UInt8(ascii: "b"):
             locked { bodyReaders.append(BodyReader(seq: seq, stream: request.bodyStream, body: request.body, respond: respond)) }

@@ -73,14 +73,17 @@ struct ResponseStreamChecker {
 
             // The final response: the handler's (x-seq) or the server's own.
             var request: ConnectionFuzzWorld.Request?
+            // The server's 502 in place of a switch that cannot happen answers the request due.
+            let replacesSwitch = seq == nil && status == 502 && world.request(nextSeq)?.mode == UInt8(ascii: "u")
             if let seq {
                 guard seq == nextSeq else { return "answer \(seq) where \(nextSeq) was due" }
                 request = world.request(seq)
                 guard request != nil else { return "answer \(seq) to a request never dispatched" }
+            } else if replacesSwitch {
+                request = world.request(nextSeq)
             }
             let noBody = request?.method == "HEAD" || status == 204 || status == 304
             var body: [UInt8] = []
-            var complete = true
             if noBody {
                 // nothing
             } else if field("transfer-encoding")?.lowercased() == "chunked" {
@@ -131,8 +134,6 @@ struct ResponseStreamChecker {
                 nextSeq += 1
                 continue
             }
-            _ = complete
-            complete = true
 
             if let seq, let request {
                 if !noBody, let problem = checkBody(seq: seq, request: request, status: status, body: body, world: world) { return problem }
@@ -140,7 +141,7 @@ struct ResponseStreamChecker {
             } else {
                 // The server's own answer: the 502 that replaces an impossible switch, or an error
                 // that ends the connection.
-                if status == 502, world.request(nextSeq)?.mode == UInt8(ascii: "u") {
+                if replacesSwitch {
                     nextSeq += 1
                 } else {
                     guard status >= 400 else { return "a server-made status \(status)" }
