@@ -495,6 +495,13 @@ final class Connection: EventLoopMember, @unchecked Sendable {
                                       serverLine: context.serverLine, into: &output.buffer)
         }
         guard plan.sendsBody else {
+            // No body goes out (HEAD, 204, 304): a stream's producer still gets its one call, with a
+            // writer cancelled from the start, so it can release what it holds (an upstream exchange).
+            if case .stream(let body) = response.body {
+                let writer = StreamWriter(connection: self, chunked: false)
+                writer.cancelled.store(true, ordering: .relaxed)
+                DispatchQueue.global().async { body.produce(writer) }
+            }
             responseComplete()
             return
         }

@@ -186,6 +186,34 @@ import Locking
         #expect(end.written < 999)
     }
 
+    /// A streamed answer to HEAD sends no body, but its producer still gets its one call, with a
+    /// writer cancelled from the start (so a producer holding an upstream exchange can release it);
+    /// what it writes is dropped and its `then` still runs.
+    @Test func aStreamProducerAnsweringHeadIsCalledWithACancelledWriter() {
+        let seen = Locked<(cancelled: Bool?, acknowledged: Bool)>((nil, false))
+        let harness = ConnectionHarness(handler: ClosureHandler { _, respond in
+            respond(HTTPServerResponse(status: .ok, body: .stream(StreamBody { writer in
+                seen.withLock { $0.cancelled = writer.isCancelled }
+                writer.write([1, 2, 3]) {
+                    seen.withLock { $0.acknowledged = true }
+                    writer.finish()
+                }
+            })))
+        })
+        let transport = InMemoryTransport()
+        _ = harness.connect(transport)
+        transport.send("HEAD /stream HTTP/1.1\r\nHost: x\r\n\r\n")
+        var rounds = 0
+        while !seen.withLock({ $0.acknowledged }) && rounds < 10_000 { usleep(1000); rounds += 1 }
+        #expect(seen.withLock { $0.cancelled } == true, "the producer was not called, or with a live writer")
+        #expect(seen.withLock { $0.acknowledged })
+        let head = String(decoding: transport.waitForOutput(count: 1), as: UTF8.self)
+        #expect(head.hasPrefix("HTTP/1.1 200 "))
+        #expect(head.hasSuffix("\r\n\r\n"), "bytes after the head: \(head.debugDescription)")
+        transport.endInput()
+        #expect(harness.waitUntilAllClosed())
+    }
+
     @Test func aClientThatClosesMidBodyClosesTheConnection() {
         let harness = ConnectionHarness(handler: EchoHandler())
         let transport = InMemoryTransport(window: 10_000)
