@@ -399,15 +399,18 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         request.fromTrustedProxy = peerIsTrustedProxy
         let me = UInt(bitPattern: Int(bitPattern: pthread_self()))
         handlerThread.store(me, ordering: .relaxed)
+        // The request's number on this connection: a response is taken only while this request is
+        // the one being handled (a second `respond`, or one arriving late, never answers a later request).
+        let sequence = machine.requestsServed
         context.handler.handle(request) { [self] response in
             if self.handlerThread.load(ordering: .relaxed) == UInt(bitPattern: Int(bitPattern: pthread_self())) {
-                self.deliver(response)
+                self.deliver(response, sequence: sequence)
             } else if self.loop.isCurrent && !self.inFlush {
                 // Answered on this loop by another member's event (a proxied response from an
                 // upstream connection): deliver now, not after the loop's current batch.
-                self.deliver(response)
+                self.deliver(response, sequence: sequence)
             } else {
-                self.queue.async { self.deliver(response) }
+                self.queue.async { self.deliver(response, sequence: sequence) }
             }
         }
         handlerThread.store(0, ordering: .relaxed)
@@ -471,8 +474,10 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         deliverBodyPart(.failed(error))
     }
 
-    /// Takes the handler's response (on `queue`) and queues it for writing.
-    private func deliver(_ response: HTTPServerResponse) {
+    /// Takes the handler's response to request number `sequence` (on `queue`) and queues it for
+    /// writing; dropped unless that request is the one being handled.
+    private func deliver(_ response: HTTPServerResponse, sequence: Int) {
+        guard machine.requestsServed == sequence else { return }
         let code = response.head.status.code
         if code == 101 { return switchProtocols(response) }
         // Nil: closed meanwhile, or `respond` called twice.
@@ -538,7 +543,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     private func switchProtocols(_ response: HTTPServerResponse) {
         guard machine.phase == .handling else { return }  // closed meanwhile: the taker closes what it holds
         guard let taker = response.switchProtocols, machine.maySwitchProtocols else {
-            return deliver(.text(.badGateway, "protocol switch not possible here"))
+            return deliver(.text(.badGateway, "protocol switch not possible here"), sequence: machine.requestsServed)
         }
         ResponseWriter.appendSwitchingHead(response.head, serverLine: context.serverLine, into: &output.buffer)
         currentStatus = 101

@@ -214,6 +214,30 @@ import Locking
         #expect(harness.waitUntilAllClosed())
     }
 
+    /// A handler that calls `respond` twice (a bug, or a late callback racing another) answers only
+    /// its own request: the second call is dropped even when the next request waits for its answer.
+    @Test func aSecondRespondNeverAnswersTheNextRequest() {
+        typealias Respond = @Sendable (HTTPServerResponse) -> Void
+        let responders = Locked<[Respond]>([])
+        let harness = ConnectionHarness(handler: ClosureHandler { _, respond in responders.withLock { $0.append(respond) } })
+        let transport = InMemoryTransport()
+        _ = harness.connect(transport)
+        func responder(_ i: Int) -> Respond? {
+            var rounds = 0
+            while responders.withLock({ $0.count }) <= i && rounds < 10_000 { usleep(1000); rounds += 1 }
+            return responders.withLock { $0.count > i ? $0[i] : nil }
+        }
+        transport.send("GET /1 HTTP/1.1\r\nHost: x\r\n\r\nGET /2 HTTP/1.1\r\nHost: x\r\n\r\n")
+        guard let first = responder(0) else { Issue.record("the first request was not dispatched"); return }
+        first(.text(.ok, "first"))
+        first(.text(.ok, "first again"))
+        guard let second = responder(1) else { Issue.record("the second request was not dispatched"); return }
+        second(.text(.ok, "second"))
+        #expect(ParsedResponses.wait(for: 2, on: transport).map(\.text) == ["first\n", "second\n"])
+        transport.endInput()
+        #expect(harness.waitUntilAllClosed())
+    }
+
     @Test func aClientThatClosesMidBodyClosesTheConnection() {
         let harness = ConnectionHarness(handler: EchoHandler())
         let transport = InMemoryTransport(window: 10_000)

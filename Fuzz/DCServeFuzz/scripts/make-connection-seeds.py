@@ -74,6 +74,7 @@ SEEDS = {
     "body-buffered": config() + request("POST", "b", body=1000) + deliver() + body_answer(),
     "upgrade": config() + request(mode="u", size=0) + garbage(b"tunnel bytes") + deliver(),
     "upgrade-refused": config() + request(mode="u", size=0x80 | 1, http10=True) + request(mode="f") + deliver(),
+    "double-respond": config() + request(mode="l") + request(mode="l") + deliver() + late(twice=True) + late(),
     "late-after-close": config() + request(mode="l") + deliver() + RESET + late(twice=True),
     "interim": config() + request(mode="i", size=2) + deliver() + interim() + late() + interim(),
     "garbage": config() + request(mode="f") + garbage(b"\x00GARBAGE / HTTP/9\r\n\r\n") + deliver() + window("all"),
