@@ -113,8 +113,8 @@ func fuzzConnection(_ bytes: [UInt8]) {
     var checker = ResponseStreamChecker()
     if verbose {
         failureContext = { [transport, world] in
-            let text = String(decoding: transport.output.prefix(4000), as: UTF8.self)
-            return "output (\(transport.output.count) bytes):\n\(text.debugDescription)\nrequests: \(world.requests)\n"
+            let text = String(decoding: transport.output.prefix(2000), as: UTF8.self) + " … " + String(decoding: transport.output.suffix(2000), as: UTF8.self)
+            return "output (\(transport.output.count) bytes):\n\(text.debugDescription)\nrequests: \(world.requests.count) \(world.requests.suffix(2)), input left: \(transport.state.withLock { $0.input.map(\.count) }), ended: \(transport.state.withLock { $0.inputEnded })\n"
         }
     }
     var clientBytes: [UInt8] = []
@@ -174,7 +174,8 @@ func fuzzConnection(_ bytes: [UInt8]) {
         case 4, 5, 6, 7:
             name = "deliver"
             let n = [1, 2, 3, 7, 16, 64, 512, Int.max][Int(script.next()) % 8]
-            guard !clientBytes.isEmpty else { continue }
+            // Nothing can follow the client's FIN (or reset) on a real connection.
+            guard !clientBytes.isEmpty, !transport.state.withLock({ $0.inputEnded }) else { continue }
             let piece = Array(clientBytes.prefix(n))
             clientBytes.removeFirst(piece.count)
             transport.send(piece)
@@ -234,11 +235,16 @@ func fuzzConnection(_ bytes: [UInt8]) {
     // The end: the client takes everything and sends what it has, every obligation is met, the client
     // half-closes and every deadline passes. The connection must then be gone.
     transport.allow(Int.max)
-    if !clientBytes.isEmpty { transport.send(clientBytes); clientBytes = [] }
+    if !clientBytes.isEmpty && !transport.state.withLock({ $0.inputEnded }) { transport.send(clientBytes) }
+    clientBytes = []
     readable(readEdge | writeEdge)
     settle()
     checkInvariants("the client took everything")
-    for round in 0..<32 {
+    // Each round meets the obligations known so far; answering one request may dispatch the next
+    // (pipelined), so rounds go on while anything changes (a bound for a hang, not a time limit).
+    var quietRounds = 0
+    for round in 0..<100_000 {
+        let before = fingerprint()
         world.settleEverything()
         settle()
         transport.endInput()
@@ -248,6 +254,7 @@ func fuzzConnection(_ bytes: [UInt8]) {
         settle()
         checkInvariants("the end, round \(round)")
         if transport.isClosed && context.registry.count == 0 { break }
+        if fingerprint() == before { quietRounds += 1; if quietRounds == 8 { break } } else { quietRounds = 0 }
     }
     world.settleEverything()
     settle()
