@@ -170,10 +170,10 @@ fuzz: fuzz-parsers
 # with every report collected (halt_on_error=0 and exitcode=0: a report fails no test by itself, each
 # process writes its reports to $(TSAN_REPORTS)/dcserve.<pid>), then scripts/tsan-reports.py lists
 # each distinct report and the target fails if there is any. Test failures are shown, not fatal: under
-# TSan (a debug build, 5-15x slower, its runtime in every process) tests that bound memory or time can
-# fail for that alone (seen: test_fetch_streaming's two 100 MiB peak-RSS bounds at 102-106 MiB,
-# test_live_partitions' ten thousand partitions past its 240 s bound). Known false positives are
-# suppressed in scripts/tsan-suppressions.txt (each with the reason).
+# TSan (a debug build, several times slower, its runtime in every process) tests that bound memory or
+# time can fail for that alone (test_fetch_streaming's peak-RSS bounds, test_live_partitions' ten
+# thousand partitions). Known false positives are suppressed in scripts/tsan-suppressions.txt (each
+# with the reason).
 # TSAN_PYTEST_ARGS: extra pytest arguments (e.g. -k to rerun a few tests).
 TSAN_SCRATCH := $(ROOT)/.build-tsan
 TSAN_BIN := $(TSAN_SCRATCH)/debug/dcserve

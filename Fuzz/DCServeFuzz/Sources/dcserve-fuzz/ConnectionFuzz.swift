@@ -268,9 +268,8 @@ func fuzzConnection(_ bytes: [UInt8]) {
     world.clear()
     connection = nil
     settle()
-    // Released at once almost always; under heavy load a last reference can be dropped a moment
-    // after the loop went quiet (seen about once in 5,000 runs, never past a few milliseconds), so
-    // a leak is a connection still alive after a second of further settling.
+    // Under heavy load a last reference can be dropped a moment after the loop went quiet, so a
+    // leak is a connection still alive after a second of further settling.
     for _ in 0..<100 where weakConnection != nil {
         usleep(10_000)
         settle()
