@@ -477,7 +477,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     /// Takes the handler's response to request number `sequence` (on `queue`) and queues it for
     /// writing; dropped unless that request is the one being handled.
     private func deliver(_ response: HTTPServerResponse, sequence: Int) {
-        guard machine.requestsServed == sequence else { return }
+        guard machine.requestsServed == sequence else { return release(response) }
         let code = response.head.status.code
         if code == 101 { return switchProtocols(response) }
         // Nil: closed meanwhile, or `respond` called twice.
@@ -486,7 +486,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         case (true, .unannounced): machine.responseReady(status: code, knownLength: nil, headLengthUnannounced: true)
         default: machine.responseReady(status: code, knownLength: response.body.knownLength)
         }
-        guard let plan else { return }
+        guard let plan else { return release(response) }
         currentStatus = code
         currentNote = response.accessLogNote
         currentCompletion = response.onComplete
@@ -500,13 +500,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
                                       serverLine: context.serverLine, into: &output.buffer)
         }
         guard plan.sendsBody else {
-            // No body goes out (HEAD, 204, 304): a stream's producer still gets its one call, with a
-            // writer cancelled from the start, so it can release what it holds (an upstream exchange).
-            if case .stream(let body) = response.body {
-                let writer = StreamWriter(connection: self, chunked: false)
-                writer.cancelled.store(true, ordering: .relaxed)
-                DispatchQueue.global().async { body.produce(writer) }
-            }
+            release(response)  // no body goes out (HEAD, 204, 304)
             responseComplete()
             return
         }
@@ -534,6 +528,16 @@ final class Connection: EventLoopMember, @unchecked Sendable {
             DispatchQueue.global().async { body.produce(writer) }
         }
         if !inProcessInput { flushSoon() }
+    }
+
+    /// A response whose body will not be sent (an answer to HEAD, or one dropped: the connection
+    /// closed meanwhile, a second `respond`): a stream's producer still gets its one call, with a
+    /// writer cancelled from the start, so it can release what it holds (an upstream exchange).
+    private func release(_ response: HTTPServerResponse) {
+        guard case .stream(let body) = response.body else { return }
+        let writer = StreamWriter(connection: self, chunked: false)
+        writer.cancelled.store(true, ordering: .relaxed)
+        DispatchQueue.global().async { body.produce(writer) }
     }
 
     /// A `101 Switching Protocols` answer (on `queue`): the head is written, then the socket, with

@@ -238,6 +238,27 @@ import Locking
         #expect(harness.waitUntilAllClosed())
     }
 
+    /// A streamed answer that arrives after its connection closed (the server's final close at
+    /// shutdown) is not sent, but its producer still gets its one call, with a cancelled writer.
+    @Test func aStreamAnsweringAfterTheConnectionClosedStillCallsItsProducer() {
+        let respondLater = Locked<(@Sendable (HTTPServerResponse) -> Void)?>(nil)
+        let cancelled = Locked<Bool?>(nil)
+        let harness = ConnectionHarness(handler: ClosureHandler { _, respond in respondLater.withLock { $0 = respond } })
+        let transport = InMemoryTransport()
+        let connection = harness.connect(transport)
+        transport.send("GET /late HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(transport.wait { _ in respondLater.withLock { $0 != nil } })
+        connection.forceClose()
+        #expect(harness.waitUntilAllClosed())
+        respondLater.withLock { $0 }?(HTTPServerResponse(status: .ok, body: .stream(StreamBody { writer in
+            cancelled.withLock { $0 = writer.isCancelled }
+            writer.finish()
+        })))
+        #expect(transport.wait { _ in cancelled.withLock { $0 != nil } }, "the producer was never called")
+        #expect(cancelled.withLock { $0 } == true)
+        #expect(transport.output.isEmpty)
+    }
+
     @Test func aClientThatClosesMidBodyClosesTheConnection() {
         let harness = ConnectionHarness(handler: EchoHandler())
         let transport = InMemoryTransport(window: 10_000)
