@@ -126,13 +126,15 @@ clean:
 # client's response handling, history dictionary paths, partition ids, the lab (plan and server),
 # the smaller field parsers (Cache-Control lifetimes, conditionals, Vary, trusted proxies, paths), and
 # the proxy's handling of an upstream's response (head cleaning, body decoding to identity), and
-# the pure-Swift zstd decoder against libzstd (zstd-differential: same output or both refuse).
+# the pure-Swift zstd decoder against libzstd (zstd-differential: same output or both refuse), and
+# the server's connection state machine driven by scripts of events over an in-memory transport
+# (connection: reads, writes, handler answers, streams, cancels, closes, deadlines, shutdown).
 # Coverage instrumentation is limited to the parsers' modules (scripts/swiftc-coverage-scope).
 # `make fuzz` runs each for PARSER_FUZZ_SECONDS; `make fuzz-smoke` for PARSER_FUZZ_SMOKE_SECONDS each.
 PARSER_FUZZ_SCRATCH := $(ROOT)/.build-fuzz
 PARSER_FUZZ_BIN := $(PARSER_FUZZ_SCRATCH)/release/dcserve-fuzz
 PARSER_FUZZ_MODES := accept-encoding dictionary-fields negotiation url-pattern decode config \
-	client-response history-path partition lab header-fields upstream-response zstd-differential
+	client-response history-path partition lab header-fields upstream-response zstd-differential connection
 PARSER_FUZZ_SMOKE_SECONDS ?= 3
 # `fuzz-smoke` runs `make fuzz FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS)`: then each parser gets the smoke time.
 PARSER_FUZZ_SECONDS ?= $(if $(filter $(FUZZ_SMOKE_SECONDS),$(FUZZ_SECONDS)),$(PARSER_FUZZ_SMOKE_SECONDS),$(FUZZ_SECONDS))
@@ -161,3 +163,31 @@ fuzz-parsers: parser-fuzz-bin
 	done
 
 fuzz: fuzz-parsers
+
+# --- ThreadSanitizer over the integration suite (not part of `make test`) -------------------------
+# dcserve built with -sanitize=thread and DCSERVE_TSAN_LOCKS=1 (Locked is then an NSLock TSan sees,
+# see Package.swift), debug, in a scratch path of its own; the whole integration suite runs against it
+# with every report collected (halt_on_error=0 and exitcode=0: a report fails no test by itself, each
+# process writes its reports to $(TSAN_REPORTS)/dcserve.<pid>), then scripts/tsan-reports.py lists
+# each distinct report and the target fails if there is any. Test failures are shown, not fatal: under
+# TSan (a debug build, several times slower, its runtime in every process) tests that bound memory or
+# time can fail for that alone (test_fetch_streaming's peak-RSS bounds, test_live_partitions' ten
+# thousand partitions). Known false positives are suppressed in scripts/tsan-suppressions.txt (each
+# with the reason).
+# TSAN_PYTEST_ARGS: extra pytest arguments (e.g. -k to rerun a few tests).
+TSAN_SCRATCH := $(ROOT)/.build-tsan
+TSAN_BIN := $(TSAN_SCRATCH)/debug/dcserve
+TSAN_REPORTS := $(TSAN_SCRATCH)/reports
+TSAN_PYTEST_ARGS ?=
+.PHONY: tsan-build tsan-integration
+
+tsan-build: deps
+	DCSERVE_TSAN_LOCKS=1 swift build --sanitize=thread --scratch-path $(TSAN_SCRATCH) --product dcserve
+
+tsan-integration: deps-test tsan-build client-e2e
+	@rm -rf $(TSAN_REPORTS); mkdir -p $(TSAN_REPORTS)
+	DCSERVE_BIN=$(TSAN_BIN) SWIFT_BACKTRACE=enable=no \
+	  TSAN_OPTIONS="halt_on_error=0 exitcode=0 log_path=$(TSAN_REPORTS)/dcserve suppressions=$(ROOT)/scripts/tsan-suppressions.txt" \
+	  $(VENV)/bin/python -m pytest -q Tests/integration $(TSAN_PYTEST_ARGS); rc=$$?; \
+	  echo "pytest exit status $$rc (see above: under TSan, bounds on memory or time may fail)"; \
+	  $(VENV)/bin/python scripts/tsan-reports.py $(TSAN_REPORTS)

@@ -42,6 +42,9 @@ let package = Package(
         // The lab (a product so the parser fuzzer in Fuzz/DCServeFuzz can link it).
         .library(name: "DCServeLab", targets: ["DCServeLab"]),
         .library(name: "DCServeEstimate", targets: ["DCServeEstimate"]),
+        // Test support, not production: the in-memory byte transport, a product so the connection
+        // fuzzer in Fuzz/DCServeFuzz can drive a server connection over it as the unit tests do.
+        .library(name: "ByteTransportTesting", targets: ["ByteTransportTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -300,10 +303,12 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
+        // An in-memory ByteTransport whose peer is the test (HTTPServerTests, the connection fuzzer).
+        .target(name: "ByteTransportTesting", dependencies: ["Locking", "HTTPCore"], path: "Tests/ByteTransportTesting"),
         // Throwaway certificates (openssl CLI) for the TLS tests of several test targets.
         .target(name: "TestPKI", path: "Tests/TestPKI"),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "TestPKI", "TestSupport"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestPKI", "TestSupport"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestPKI", "TestSupport", "ByteTransportTesting"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPCore", "TestPKI", "TestSupport"]),
         .testTarget(
             name: "DictionaryTransportTests",

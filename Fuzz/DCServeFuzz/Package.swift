@@ -16,6 +16,7 @@ let package = Package(
     dependencies: [
         .package(name: "dcserve", path: "../.."),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // libzstd itself, the reference of the zstd-differential mode.
@@ -33,6 +34,9 @@ let package = Package(
                 .product(name: "DictionaryClientSystemCodecs", package: "dcserve"),
                 .product(name: "HTTPServer", package: "dcserve"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                // The `connection` mode: a server connection over the tests' in-memory transport.
+                .product(name: "ByteTransportTesting", package: "dcserve"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ],

@@ -399,15 +399,18 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         request.fromTrustedProxy = peerIsTrustedProxy
         let me = UInt(bitPattern: Int(bitPattern: pthread_self()))
         handlerThread.store(me, ordering: .relaxed)
+        // The request's number on this connection: a response is taken only while this request is
+        // the one being handled (a second `respond`, or one arriving late, never answers a later request).
+        let sequence = machine.requestsServed
         context.handler.handle(request) { [self] response in
             if self.handlerThread.load(ordering: .relaxed) == UInt(bitPattern: Int(bitPattern: pthread_self())) {
-                self.deliver(response)
+                self.deliver(response, sequence: sequence)
             } else if self.loop.isCurrent && !self.inFlush {
                 // Answered on this loop by another member's event (a proxied response from an
                 // upstream connection): deliver now, not after the loop's current batch.
-                self.deliver(response)
+                self.deliver(response, sequence: sequence)
             } else {
-                self.loop.execute { self.deliver(response) }
+                self.loop.execute { self.deliver(response, sequence: sequence) }
             }
         }
         handlerThread.store(0, ordering: .relaxed)
@@ -471,8 +474,10 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         deliverBodyPart(.failed(error))
     }
 
-    /// Takes the handler's response (on `queue`) and queues it for writing.
-    private func deliver(_ response: HTTPServerResponse) {
+    /// Takes the handler's response to request number `sequence` (on `queue`) and queues it for
+    /// writing; dropped unless that request is the one being handled.
+    private func deliver(_ response: HTTPServerResponse, sequence: Int) {
+        guard machine.requestsServed == sequence else { return release(response) }
         let code = response.head.status.code
         if code == 101 { return switchProtocols(response) }
         // Nil: closed meanwhile, or `respond` called twice.
@@ -481,7 +486,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         case (true, .unannounced): machine.responseReady(status: code, knownLength: nil, headLengthUnannounced: true)
         default: machine.responseReady(status: code, knownLength: response.body.knownLength)
         }
-        guard let plan else { return }
+        guard let plan else { return release(response) }
         currentStatus = code
         currentNote = response.accessLogNote
         currentCompletion = response.onComplete
@@ -495,6 +500,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
                                       serverLine: context.serverLine, into: &output.buffer)
         }
         guard plan.sendsBody else {
+            release(response)  // no body goes out (HEAD, 204, 304)
             responseComplete()
             return
         }
@@ -524,6 +530,16 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         if !inProcessInput { flushSoon() }
     }
 
+    /// A response whose body will not be sent (an answer to HEAD, or one dropped: the connection
+    /// closed meanwhile, a second `respond`): a stream's producer still gets its one call, with a
+    /// writer cancelled from the start, so it can release what it holds (an upstream exchange).
+    private func release(_ response: HTTPServerResponse) {
+        guard case .stream(let body) = response.body else { return }
+        let writer = StreamWriter(connection: self, chunked: false)
+        writer.cancelled.store(true, ordering: .relaxed)
+        DispatchQueue.global().async { body.produce(writer) }
+    }
+
     /// A `101 Switching Protocols` answer (on `queue`): the head is written, then the socket, with
     /// the input read beyond the request and any output not yet written, goes to the response's
     /// `switchProtocols` taker, and this connection leaves its loop without closing the socket.
@@ -531,7 +547,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     private func switchProtocols(_ response: HTTPServerResponse) {
         guard machine.phase == .handling else { return }  // closed meanwhile: the taker closes what it holds
         guard let taker = response.switchProtocols, machine.maySwitchProtocols else {
-            return deliver(.text(.badGateway, "protocol switch not possible here"))
+            return deliver(.text(.badGateway, "protocol switch not possible here"), sequence: machine.requestsServed)
         }
         ResponseWriter.appendSwitchingHead(response.head, serverLine: context.serverLine, into: &output.buffer)
         currentStatus = 101

@@ -95,7 +95,9 @@ public struct FileBody: Sendable {
     }
 }
 
-/// A body produced while it is sent. `produce` is called once, off the connection queue, with a writer.
+/// A body produced while it is sent. `produce` is called once, off the connection queue, with a writer;
+/// for a response that sends no body (an answer to HEAD, a 204 or 304) or is not sent at all (its
+/// connection closed first) the writer is cancelled from the start (see ``ResponseBodyWriter``).
 public struct StreamBody: Sendable {
     public let produce: @Sendable (ResponseBodyWriter) -> Void
 

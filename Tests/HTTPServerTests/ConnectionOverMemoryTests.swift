@@ -6,6 +6,7 @@ import Foundation
 import HTTPTypes
 import Testing
 import TestSupport
+import ByteTransportTesting
 @testable import HTTPServer
 import Locking
 
@@ -183,6 +184,79 @@ import Locking
         let end = stopped.withLock { $0 }
         #expect(end.sawCancel)
         #expect(end.written < 999)
+    }
+
+    /// A streamed answer to HEAD sends no body, but its producer still gets its one call, with a
+    /// writer cancelled from the start (so a producer holding an upstream exchange can release it);
+    /// what it writes is dropped and its `then` still runs.
+    @Test func aStreamProducerAnsweringHeadIsCalledWithACancelledWriter() {
+        let seen = Locked<(cancelled: Bool?, acknowledged: Bool)>((nil, false))
+        let harness = ConnectionHarness(handler: ClosureHandler { _, respond in
+            respond(HTTPServerResponse(status: .ok, body: .stream(StreamBody { writer in
+                seen.withLock { $0.cancelled = writer.isCancelled }
+                writer.write([1, 2, 3]) {
+                    seen.withLock { $0.acknowledged = true }
+                    writer.finish()
+                }
+            })))
+        })
+        let transport = InMemoryTransport()
+        _ = harness.connect(transport)
+        transport.send("HEAD /stream HTTP/1.1\r\nHost: x\r\n\r\n")
+        var rounds = 0
+        while !seen.withLock({ $0.acknowledged }) && rounds < 10_000 { usleep(1000); rounds += 1 }
+        #expect(seen.withLock { $0.cancelled } == true, "the producer was not called, or with a live writer")
+        #expect(seen.withLock { $0.acknowledged })
+        let head = String(decoding: transport.waitForOutput(count: 1), as: UTF8.self)
+        #expect(head.hasPrefix("HTTP/1.1 200 "))
+        #expect(head.hasSuffix("\r\n\r\n"), "bytes after the head: \(head.debugDescription)")
+        transport.endInput()
+        #expect(harness.waitUntilAllClosed())
+    }
+
+    /// A handler that calls `respond` twice (a bug, or a late callback racing another) answers only
+    /// its own request: the second call is dropped even when the next request waits for its answer.
+    @Test func aSecondRespondNeverAnswersTheNextRequest() {
+        typealias Respond = @Sendable (HTTPServerResponse) -> Void
+        let responders = Locked<[Respond]>([])
+        let harness = ConnectionHarness(handler: ClosureHandler { _, respond in responders.withLock { $0.append(respond) } })
+        let transport = InMemoryTransport()
+        _ = harness.connect(transport)
+        func responder(_ i: Int) -> Respond? {
+            var rounds = 0
+            while responders.withLock({ $0.count }) <= i && rounds < 10_000 { usleep(1000); rounds += 1 }
+            return responders.withLock { $0.count > i ? $0[i] : nil }
+        }
+        transport.send("GET /1 HTTP/1.1\r\nHost: x\r\n\r\nGET /2 HTTP/1.1\r\nHost: x\r\n\r\n")
+        guard let first = responder(0) else { Issue.record("the first request was not dispatched"); return }
+        first(.text(.ok, "first"))
+        first(.text(.ok, "first again"))
+        guard let second = responder(1) else { Issue.record("the second request was not dispatched"); return }
+        second(.text(.ok, "second"))
+        #expect(ParsedResponses.wait(for: 2, on: transport).map(\.text) == ["first\n", "second\n"])
+        transport.endInput()
+        #expect(harness.waitUntilAllClosed())
+    }
+
+    /// A streamed answer that arrives after its connection closed (the server's final close at
+    /// shutdown) is not sent, but its producer still gets its one call, with a cancelled writer.
+    @Test func aStreamAnsweringAfterTheConnectionClosedStillCallsItsProducer() {
+        let respondLater = Locked<(@Sendable (HTTPServerResponse) -> Void)?>(nil)
+        let cancelled = Locked<Bool?>(nil)
+        let harness = ConnectionHarness(handler: ClosureHandler { _, respond in respondLater.withLock { $0 = respond } })
+        let transport = InMemoryTransport()
+        let connection = harness.connect(transport)
+        transport.send("GET /late HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(transport.wait { _ in respondLater.withLock { $0 != nil } })
+        connection.forceClose()
+        #expect(harness.waitUntilAllClosed())
+        respondLater.withLock { $0 }?(HTTPServerResponse(status: .ok, body: .stream(StreamBody { writer in
+            cancelled.withLock { $0 = writer.isCancelled }
+            writer.finish()
+        })))
+        #expect(transport.wait { _ in cancelled.withLock { $0 != nil } }, "the producer was never called")
+        #expect(cancelled.withLock { $0 } == true)
+        #expect(transport.output.isEmpty)
     }
 
     @Test func aClientThatClosesMidBodyClosesTheConnection() {

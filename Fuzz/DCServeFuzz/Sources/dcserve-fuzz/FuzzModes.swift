@@ -25,6 +25,9 @@ import HTTPTypes
 //                     Connection-listed fields removed, Via, body decoded to identity (UpstreamResponseFuzz.swift)
 //   zstd-differential the pure-Swift zstd decoder against libzstd: a dictionary and zstd frames,
 //                     same output or both refuse (ZstdDifferentialFuzz.swift)
+//   connection        a script of events (client reads and writes, handler answers, streams, body
+//                     reads, cancels, closes, deadlines, shutdown) against a server connection over an
+//                     in-memory transport, its output checked after each event (ConnectionFuzz.swift)
 //
 // Invariants: no crash, no hang, no unbounded memory; parse results are self-consistent
 // (weights in 0...1000, a re-serialised Use-As-Dictionary parses to the same value, decoded output
@@ -44,6 +47,7 @@ enum FuzzMode: String, CaseIterable {
     case headerFields = "header-fields"
     case upstreamResponse = "upstream-response"
     case zstdDifferential = "zstd-differential"
+    case connection
 
     static let current: FuzzMode = {
         let name = ProcessInfo.processInfo.environment["DCSERVE_FUZZ_MODE"] ?? ""
@@ -73,6 +77,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case .headerFields: fuzzHeaderFields(bytes)
     case .upstreamResponse: fuzzUpstreamResponse(bytes)
     case .zstdDifferential: fuzzZstdDifferential(bytes)
+    case .connection: fuzzConnection(bytes)
     }
     return 0
 }

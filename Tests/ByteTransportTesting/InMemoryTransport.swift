@@ -3,8 +3,6 @@ import Glibc
 #endif
 import Dispatch
 import HTTPCore
-import Logging
-@testable import HTTPServer
 import Locking
 
 /// A `ByteTransport` whose peer is the test, in the manner of SwiftNIO's `EmbeddedChannel`: the test
@@ -14,46 +12,58 @@ import Locking
 /// reset the connection).
 ///
 /// The descriptor is one end of a socket pair that carries no data: the connection registers it with
-/// its real event loop, and every `send`, `endInput`, `allow` or `reset` writes a byte into the other
-/// end, which raises a readable-and-writable edge, so the loop drives the connection exactly as it
-/// drives a socket (a `read` that finds nothing to give drains those bytes). The transport's own reads
-/// never report "drained", so the connection reads until `wouldBlock`.
+/// its real event loop. With `raisesEdges` (the default) every `send`, `endInput`, `allow` or `reset`
+/// writes a byte into the other end, which raises a readable-and-writable edge, so the loop drives
+/// the connection exactly as it drives a socket (a `read` that finds nothing to give drains those
+/// bytes). Without it the loop sees no edge after the first and the caller delivers readiness itself
+/// (on the loop's queue), which makes a run deterministic (the connection fuzzer does that).
+/// The transport's own reads never report "drained", so the connection reads until `wouldBlock`.
+///
+/// Misuse is counted, not trapped, so a caller can assert on it: a read or write after `close`, a
+/// write after `shutdownOutput`.
 ///
 /// Thread-safety: all state behind one `Locked`; the connection calls in on its loop's queue, the test
 /// from its own thread.
-final class InMemoryTransport: ByteTransport, Sendable {
-    struct State {
+public final class InMemoryTransport: ByteTransport, Sendable {
+    public struct State: Sendable {
         /// Bytes the peer sent and the connection has not read, one element per `send`.
-        var input: [[UInt8]] = []
-        var inputEnded = false
+        public var input: [[UInt8]] = []
+        public var inputEnded = false
         /// Everything the connection wrote, in order.
-        var output: [UInt8] = []
+        public var output: [UInt8] = []
         /// Most bytes one `write` or `sendFile` takes.
-        var bytesPerWrite = Int.max
+        public var bytesPerWrite = Int.max
         /// Bytes the peer still takes before a write would block (`allow` adds to it).
-        var window = Int.max
-        var writesFail = false
-        var outputShutDown = false
-        var closed = false
+        public var window = Int.max
+        public var writesFail = false
+        public var outputShutDown = false
+        public var closed = false
         /// Number of `write`/`sendFile` calls that took bytes, and that would have blocked.
-        var writes = 0
-        var blockedWrites = 0
+        public var writes = 0
+        public var blockedWrites = 0
+        /// Reads, writes or file sends attempted after `close`.
+        public var usesAfterClose = 0
+        /// Writes or file sends attempted after `shutdownOutput`.
+        public var writesAfterShutdown = 0
     }
 
-    let state = Locked(State())
+    public let state = Locked(State())
     /// The end the connection registers, and the end the test signals through.
-    let descriptor: Int32
+    public let descriptor: Int32
     private let signalDescriptor: Int32
     /// Whether `sendFile` sends (like plain TCP's sendfile) or returns nil (like TLS: the connection
     /// then stages the file through its buffer).
-    let sendsFiles: Bool
+    public let sendsFiles: Bool
+    /// Whether the test's actions raise edges on the descriptor (see the type's doc).
+    public let raisesEdges: Bool
 
-    init(sendsFiles: Bool = true, bytesPerWrite: Int = .max, window: Int = .max) {
+    public init(sendsFiles: Bool = true, bytesPerWrite: Int = .max, window: Int = .max, raisesEdges: Bool = true) {
         var pair: [Int32] = [0, 0]
         let made = socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair)
         precondition(made == 0, "socketpair failed: errno \(errno)")
         (descriptor, signalDescriptor) = (pair[0], pair[1])
         self.sendsFiles = sendsFiles
+        self.raisesEdges = raisesEdges
         state.withLock { s in
             s.bytesPerWrite = bytesPerWrite
             s.window = window
@@ -63,27 +73,27 @@ final class InMemoryTransport: ByteTransport, Sendable {
     // MARK: The test's side
 
     /// The peer sends `bytes` (one read's worth).
-    func send(_ bytes: [UInt8]) {
+    public func send(_ bytes: [UInt8]) {
         state.withLock { $0.input.append(bytes) }
         signal()
     }
 
-    func send(_ text: String) { send(Array(text.utf8)) }
+    public func send(_ text: String) { send(Array(text.utf8)) }
 
     /// The peer half-closes: after the bytes sent, reads see the end of the stream.
-    func endInput() {
+    public func endInput() {
         state.withLock { $0.inputEnded = true }
         signal()
     }
 
-    /// The peer takes `bytes` more (adds to the write window).
-    func allow(_ bytes: Int) {
-        state.withLock { $0.window += bytes }
+    /// The peer takes `bytes` more (adds to the write window, saturating).
+    public func allow(_ bytes: Int) {
+        state.withLock { $0.window = $0.window.addingReportingOverflow(bytes).overflow ? .max : $0.window + bytes }
         signal()
     }
 
     /// The peer resets the connection: writes fail from now on, reads see the end of the stream.
-    func reset() {
+    public func reset() {
         state.withLock { s in
             s.writesFail = true
             s.inputEnded = true
@@ -92,14 +102,14 @@ final class InMemoryTransport: ByteTransport, Sendable {
     }
 
     /// Everything the connection wrote so far.
-    var output: [UInt8] { state.withLock { $0.output } }
+    public var output: [UInt8] { state.withLock { $0.output } }
 
-    var isClosed: Bool { state.withLock { $0.closed } }
+    public var isClosed: Bool { state.withLock { $0.closed } }
 
     /// Waits until `condition` holds for the state (checked every millisecond, at most `seconds`);
     /// returns whether it did. A bound for a failing test, not a timing assertion.
     @discardableResult
-    func wait(seconds: Double = 10, until condition: (State) -> Bool) -> Bool {
+    public func wait(seconds: Double = 10, until condition: (State) -> Bool) -> Bool {
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
         while true {
             if state.withLock({ condition($0) }) { return true }
@@ -109,21 +119,23 @@ final class InMemoryTransport: ByteTransport, Sendable {
     }
 
     /// Waits until the connection wrote `count` bytes or more; returns what it wrote.
-    func waitForOutput(count: Int, seconds: Double = 10) -> [UInt8] {
+    public func waitForOutput(count: Int, seconds: Double = 10) -> [UInt8] {
         wait(seconds: seconds) { $0.output.count >= count }
         return output
     }
 
-    /// Raises an edge on the descriptor (readable and writable).
+    /// Raises an edge on the descriptor (readable and writable), unless edges are the caller's.
     private func signal() {
+        guard raisesEdges else { return }
         var one: UInt8 = 1
         _ = Glibc.send(signalDescriptor, &one, 1, Int32(MSG_NOSIGNAL))
     }
 
     // MARK: The connection's side (ByteTransport)
 
-    func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportResult {
+    public func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportResult {
         state.withLock { s in
+            if s.closed { s.usesAfterClose += 1; return .failed(EBADF) }
             guard !s.input.isEmpty else {
                 if s.inputEnded { return .endOfStream }
                 var drain = [UInt8](repeating: 0, count: 256)
@@ -137,8 +149,10 @@ final class InMemoryTransport: ByteTransport, Sendable {
         }
     }
 
-    func write(_ bytes: UnsafeRawBufferPointer, more: Bool) -> TransportResult {
+    public func write(_ bytes: UnsafeRawBufferPointer, more: Bool) -> TransportResult {
         state.withLock { s in
+            if s.closed { s.usesAfterClose += 1; return .failed(EBADF) }
+            if s.outputShutDown { s.writesAfterShutdown += 1 }
             if s.writesFail || s.outputShutDown { return .failed(EPIPE) }
             let n = min(bytes.count, s.bytesPerWrite, s.window)
             guard n > 0 else { s.blockedWrites += 1; return .wouldBlock }
@@ -149,9 +163,11 @@ final class InMemoryTransport: ByteTransport, Sendable {
         }
     }
 
-    func sendFile(_ file: Int32, offset: Int64, count: Int) -> TransportResult? {
+    public func sendFile(_ file: Int32, offset: Int64, count: Int) -> TransportResult? {
         guard sendsFiles else { return nil }
         return state.withLock { s in
+            if s.closed { s.usesAfterClose += 1; return .failed(EBADF) }
+            if s.outputShutDown { s.writesAfterShutdown += 1 }
             if s.writesFail || s.outputShutDown { return .failed(EPIPE) }
             let n = min(count, s.bytesPerWrite, s.window)
             guard n > 0 else { s.blockedWrites += 1; return .wouldBlock }
@@ -165,9 +181,9 @@ final class InMemoryTransport: ByteTransport, Sendable {
         }
     }
 
-    func shutdownOutput() { state.withLock { $0.outputShutDown = true } }
+    public func shutdownOutput() { state.withLock { $0.outputShutDown = true } }
 
-    func close() {
+    public func close() {
         let first = state.withLock { s in
             defer { s.closed = true }
             return !s.closed
@@ -176,42 +192,5 @@ final class InMemoryTransport: ByteTransport, Sendable {
             _ = Glibc.close(descriptor)
             _ = Glibc.close(signalDescriptor)
         }
-    }
-}
-
-/// Connections over in-memory transports, all on one server context with one event loop.
-final class ConnectionHarness: Sendable {
-    let context: ServerContext
-
-    init(handler: some HTTPHandler, configure: (inout ServerConfiguration) -> Void = { _ in }) {
-        var configuration = ServerConfiguration()
-        configuration.eventLoopCount = 1
-        configure(&configuration)
-        var logger = Logger(label: "dcserve.test.access")
-        logger.logLevel = .critical
-        context = ServerContext(configuration: configuration, handler: handler, accessLog: AccessLog(logger: logger))
-    }
-
-    /// A started connection over `transport` (it joins the loop asynchronously).
-    func connect(_ transport: InMemoryTransport = InMemoryTransport()) -> Connection {
-        let connection = Connection(id: context.makeConnectionID(), transport: transport, remoteAddress: "127.0.0.1",
-                                    context: context)
-        precondition(context.registry.add(connection))
-        connection.start()
-        return connection
-    }
-
-    /// Runs `body` on `connection`'s loop queue and returns its result: the test's way to act as the
-    /// loop (a deadline sweep at a chosen time) without racing it.
-    func onLoop<T: Sendable>(_ connection: Connection, _ body: @Sendable () -> T) -> T { connection.queue.sync(execute: body) }
-
-    /// Waits until no connection is left (all closed); returns whether that happened.
-    func waitUntilAllClosed(seconds: Double = 10) -> Bool {
-        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
-        while context.registry.count > 0 {
-            if DispatchTime.now().uptimeNanoseconds > deadline { return false }
-            usleep(1000)
-        }
-        return true
     }
 }
