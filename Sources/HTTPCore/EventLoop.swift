@@ -62,6 +62,9 @@ public final class EventLoop: @unchecked Sendable {
     private var roundReads: [any EventLoopMember] = []
     /// Members whose writes wait for the end of the current round (``deferFlush(_:)``).
     private var deferredFlushes: [any EventLoopMember] = []
+    /// The batch being flushed or read: swapped with `deferredFlushes`/`pendingReads`, so both keep
+    /// their storage from round to round (no array allocated per round).
+    private var spareBatch: [any EventLoopMember] = []
     /// Members whose reading resumed while input may be pending; read after the current round.
     private var pendingReads: [any EventLoopMember] = []
     private var inBatch = false
@@ -216,9 +219,12 @@ public final class EventLoop: @unchecked Sendable {
     /// Runs the deferred writes (a write may complete a response and queue more: repeated until none).
     private func runDeferredFlushes() {
         while !deferredFlushes.isEmpty {
-            let batch = deferredFlushes
-            deferredFlushes = []
+            var batch = spareBatch
+            spareBatch = []
+            swap(&batch, &deferredFlushes)
             for member in batch { member.flushDeferred() }
+            batch.removeAll(keepingCapacity: true)
+            spareBatch = batch
         }
     }
 
@@ -226,9 +232,12 @@ public final class EventLoop: @unchecked Sendable {
     private func drainPendingReads() {
         var rounds = 0
         while !pendingReads.isEmpty && rounds < 8 {
-            let batch = pendingReads
-            pendingReads = []
+            var batch = spareBatch
+            spareBatch = []
+            swap(&batch, &pendingReads)
             for c in batch { c.readPending() }
+            batch.removeAll(keepingCapacity: true)
+            spareBatch = batch
             rounds += 1
         }
     }
