@@ -107,6 +107,7 @@ func fuzzConnection(_ bytes: [UInt8]) {
     weak var weakConnection = connection
     guard context.registry.add(connection!) else { fuzzFail("registry refused the connection") }
     let queue = connection!.queue
+    let loop = connection!.loop
     connection!.start()
 
     var checker = ResponseStreamChecker()
@@ -131,11 +132,14 @@ func fuzzConnection(_ bytes: [UInt8]) {
     }
 
     /// Lets the loop run until nothing changes for a few rounds (each round: everything queued on the
-    /// loop before it has run, stream producers have been called).
+    /// loop before it has run — its task list, then its queue —, stream producers have been called).
     func settle() {
         var last = fingerprint()
         var stable = 0
+        let barrier = DispatchSemaphore(value: 0)
         for _ in 0..<200_000 {
+            loop.execute { barrier.signal() }  // the loop's tasks run in order: those queued before it have run
+            barrier.wait()
             queue.sync {}
             while world.producersPending {
                 if world.producerCalled.wait(timeout: .now() + .seconds(20)) == .timedOut { fuzzFail("a stream producer was never called") }
