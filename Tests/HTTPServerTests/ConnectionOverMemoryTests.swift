@@ -423,7 +423,7 @@ enum ParsedResponses {
 
     private static func parseOne(_ bytes: [UInt8], from at: inout Int) -> Response? {
         let crlf: [UInt8] = [13, 10]
-        guard let headEnd = find([13, 10, 13, 10], in: bytes, from: at) else { return nil }
+        guard let headEnd = firstIndex(of: [13, 10, 13, 10], in: bytes, from: at) else { return nil }
         let lines = String(decoding: bytes[at..<headEnd], as: UTF8.self).components(separatedBy: "\r\n")
         let statusParts = lines[0].split(separator: " ")
         guard statusParts.count >= 2, let status = Int(statusParts[1]) else { return nil }
@@ -436,7 +436,7 @@ enum ParsedResponses {
         var body: [UInt8] = []
         if fields.contains(where: { $0.0 == "transfer-encoding" && $0.1.lowercased() == "chunked" }) {
             while true {
-                guard let lineEnd = find(crlf, in: bytes, from: cursor),
+                guard let lineEnd = firstIndex(of: crlf, in: bytes, from: cursor),
                       let size = Int(String(decoding: bytes[cursor..<lineEnd], as: UTF8.self), radix: 16) else { return nil }
                 cursor = lineEnd + 2
                 if size == 0 {
@@ -456,15 +456,5 @@ enum ParsedResponses {
         }
         at = cursor
         return Response(status: status, fields: fields, body: body)
-    }
-
-    private static func find(_ needle: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {
-        guard bytes.count >= needle.count, start <= bytes.count - needle.count else { return nil }
-        var i = start
-        while i <= bytes.count - needle.count {
-            if bytes[i] == needle[0] && bytes[i..<i + needle.count].elementsEqual(needle) { return i }
-            i += 1
-        }
-        return nil
     }
 }

@@ -1,3 +1,4 @@
+import ByteTransportTesting
 import HTTPServer
 
 /// Checks, as it grows, everything a connection wrote in the `connection` fuzz mode: a sequence of
@@ -32,7 +33,7 @@ struct ResponseStreamChecker {
                 at = output.count
                 return checkStream(seq: delimited.seq, body: body, complete: false, world: world)
             }
-            guard let headEnd = find([13, 10, 13, 10], in: output, from: at) else {
+            guard let headEnd = firstIndex(of: [13, 10, 13, 10], in: output, from: at) else {
                 return output.count - at > 70_000 ? "a response head longer than 70000 bytes" : nil
             }
             let lines = String(decoding: output[at..<headEnd], as: UTF8.self).split(separator: "\r\n", omittingEmptySubsequences: false)
@@ -90,7 +91,7 @@ struct ResponseStreamChecker {
                 var cursor = bodyStart
                 var done = false
                 while !done {
-                    guard let lineEnd = find([13, 10], in: output, from: cursor) else {
+                    guard let lineEnd = firstIndex(of: [13, 10], in: output, from: cursor) else {
                         if output.count - cursor > 64 { return "a chunk-size line longer than 64 bytes" }
                         return nil
                     }
@@ -183,15 +184,5 @@ struct ResponseStreamChecker {
             return body == written ? nil : "stream \(seq) ended with \(body.count) bytes of the \(written.count) written\(body.count == written.count ? ", contents differ" : "")"
         }
         return written.starts(with: body) ? nil : "stream \(seq): \(body.count) bytes on the wire are not a prefix of the \(written.count) written"
-    }
-
-    private func find(_ needle: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {
-        guard bytes.count >= needle.count, start <= bytes.count - needle.count else { return nil }
-        var i = start
-        while i <= bytes.count - needle.count {
-            if bytes[i] == needle[0] && bytes[i..<i + needle.count].elementsEqual(needle) { return i }
-            i += 1
-        }
-        return nil
     }
 }
