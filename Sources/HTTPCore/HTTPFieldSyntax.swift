@@ -19,22 +19,40 @@ package func asciiCaseInsensitiveEquals<C: Collection<UInt8>>(_ bytes: C, _ lowe
     return true
 }
 
-/// Character classes and small helpers of HTTP/1.1 syntax (RFC 9110 §5.6) used by the response
-/// parser. Pure functions, no state.
-enum HTTPFieldSyntax {
-    /// tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" / "`" / "|" / "~" / DIGIT / ALPHA
-    @inline(__always) static func isTokenByte(_ b: UInt8) -> Bool { tokenTable[Int(b)] }
+/// ``asciiCaseInsensitiveEquals(_:_:)`` against lower-case bytes in memory (a `canonicalName`'s
+/// UTF-8, a literal).
+@inlinable @inline(__always)
+package func asciiCaseInsensitiveEquals(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: UnsafeBufferPointer<UInt8>) -> Bool {
+    guard bytes.count == lowercase.count else { return false }
+    for i in 0..<bytes.count {
+        let b = bytes[i]
+        if (b >= 0x41 && b <= 0x5A ? b | 0x20 : b) != lowercase[i] { return false }
+    }
+    return true
+}
+
+/// ``asciiCaseInsensitiveEquals(_:_:)`` against a lower-case ASCII literal.
+@inlinable @inline(__always)
+package func asciiCaseInsensitiveEquals(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
+    asciiCaseInsensitiveEquals(bytes, UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount))
+}
+
+/// Character classes and small helpers of HTTP/1.1 syntax (RFC 9110 §5.6) used by the request and
+/// response parsers. Pure functions, no state (no global tables: a global is a `swift_once` call on
+/// every access, and these run once per byte of every head).
+package enum HTTPFieldSyntax {
+    /// tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" / "`" / "|" / "~" / DIGIT / ALPHA,
+    /// as a 128-bit set (bit n of the pair = byte n).
+    @inline(__always) package static func isTokenByte(_ b: UInt8) -> Bool {
+        let low: UInt64 = 0x03FF_6CFA_0000_0000   // ! # $ % & ' * + - . 0-9
+        let high: UInt64 = 0x57FF_FFFF_C7FF_FFFE  // A-Z ^ _ ` a-z | ~
+        return b < 64 ? (low >> UInt64(b)) & 1 != 0 : b < 128 && (high >> UInt64(b - 64)) & 1 != 0
+    }
 
     @inline(__always) static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
 
     /// A control character other than HTAB (never allowed in field values or reason phrases).
     @inline(__always) static func isForbiddenControl(_ b: UInt8) -> Bool { (b < 0x20 && b != 0x09) || b == 0x7F }
-
-    private static let tokenTable: [Bool] = (0..<256).map { i in
-        let b = UInt8(i)
-        if (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) { return true }
-        return Array("!#$%&'*+-.^_`|~".utf8).contains(b)
-    }
 
     /// Calls `body` with each comma-separated element of a field value, OWS trimmed (empty elements
     /// included: callers decide whether they are allowed).

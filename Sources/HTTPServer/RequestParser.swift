@@ -537,14 +537,8 @@ public struct RequestParser {
     }
 }
 
-/// tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" / "`" / "|" / "~" / DIGIT / ALPHA
-@inline(__always) func isTokenByte(_ b: UInt8) -> Bool { tokenTable[Int(b)] }
-
-private let tokenTable: [Bool] = (0..<256).map { i in
-    let b = UInt8(i)
-    if (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) { return true }
-    return Array("!#$%&'*+-.^_`|~".utf8).contains(b)
-}
+/// tchar (RFC 9110 §5.6.2): the one table, ``HTTPFieldSyntax/isTokenByte(_:)``.
+@inline(__always) func isTokenByte(_ b: UInt8) -> Bool { HTTPFieldSyntax.isTokenByte(b) }
 
 /// Characters allowed in a Host field value: reg-name, IP-literal brackets, port colon, pct-encoding.
 @inline(__always) func isHostByte(_ b: UInt8) -> Bool {
