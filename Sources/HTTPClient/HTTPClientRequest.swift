@@ -16,6 +16,12 @@ public struct HTTPClientRequest: Sendable {
     /// ``HTTPClientResponseDelegate/didSwitchProtocols(_:connection:)``: the connection leaves the pool
     /// and is handed over as a byte stream. Any other answer is an ordinary response. Default false.
     public var upgrade = false
+    /// The header field lines serialised beforehand (each `name: value` CRLF, `Host` among them), sent
+    /// instead of `head`'s header fields (then keep `head.headerFields` empty: the client reads
+    /// fields such as `Expect` from it). Each line must be a valid field line: no CR, LF or NUL in a
+    /// value, a token as name. The framing and `Connection` lines are still the client's. Nil (the
+    /// default): `head`'s fields are serialised.
+    public var fieldLines: [UInt8]?
 
     public init(head: HTTPRequest, body: HTTPClientRequestBody = .none) {
         self.head = head

@@ -48,6 +48,10 @@ enum RequestHeadEncoder {
         }
         out.append(contentsOf: " HTTP/1.1\r\n".utf8)
         var hasHost = false
+        if let lines = request.fieldLines {
+            out.append(contentsOf: lines)
+            hasHost = true
+        }
         for field in request.head.headerFields {
             // By length first: most names match none of these, and a failed String == is a call.
             switch field.name.canonicalName.utf8.count {

@@ -397,6 +397,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
             request.interim = InterimResponseSender(channel: channel, sequenceNumber: machine.requestsServed)
         }
         request.fromTrustedProxy = peerIsTrustedProxy
+        request.received = ReceivedRequestHead(parsed)
         let me = UInt(bitPattern: Int(bitPattern: pthread_self()))
         handlerThread.store(me, ordering: .relaxed)
         // The request's number on this connection: a response is taken only while this request is
@@ -478,7 +479,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     /// writing; dropped unless that request is the one being handled.
     private func deliver(_ response: HTTPServerResponse, sequence: Int) {
         guard machine.requestsServed == sequence else { return release(response) }
-        let code = response.head.status.code
+        let code = response.statusCode
         if code == 101 { return switchProtocols(response) }
         // Nil: closed meanwhile, or `respond` called twice.
         let plan = switch (machine.isHead, response.headLength) {
@@ -494,6 +495,9 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         currentBytes = 0
         if let prepared = response.prepared {
             ResponseWriter.appendHead(prepared, framing: plan.framing, keepAlive: plan.keepAlive, requestVersion: machine.version,
+                                      serverLine: context.serverLine, into: &output.buffer)
+        } else if let forwarded = response.forwarded {
+            ResponseWriter.appendHead(forwarded, framing: plan.framing, keepAlive: plan.keepAlive, requestVersion: machine.version,
                                       serverLine: context.serverLine, into: &output.buffer)
         } else {
             ResponseWriter.appendHead(response.head, framing: plan.framing, keepAlive: plan.keepAlive, requestVersion: machine.version,

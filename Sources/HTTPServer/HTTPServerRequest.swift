@@ -6,8 +6,14 @@ import HTTPCore
 public struct HTTPServerRequest: Sendable {
     /// Method, scheme/authority/path (path = the request target as received), header fields in order.
     public var head: HTTPRequest {
-        didSet { pathWithoutQuery = Self.pathWithoutQuery(of: head) }
+        didSet {
+            pathWithoutQuery = Self.pathWithoutQuery(of: head)
+            received = nil
+        }
     }
+    /// The head as the parser read it, while `head` is the one made from it (any change to `head`
+    /// clears it); nil for requests not read from a socket.
+    public internal(set) var received: ReceivedRequestHead?
     /// The complete request body (bodies are limited by `ServerConfiguration.limits.maxBodyBytes`).
     public var body: [UInt8]
     /// HTTP version of the request line.

@@ -5,13 +5,26 @@ import HTTPTypes
 /// The server adds `Date`, `Server`, `Content-Length` / `Transfer-Encoding` and `Connection` itself;
 /// handlers should not set those. Value type, `Sendable`.
 public struct HTTPServerResponse: Sendable {
+    /// The head. For a response made from a ``ForwardedResponseHead`` it is built on every read:
+    /// code on the request path reads ``statusCode``, ``headerValue(_:)`` and friends instead, which
+    /// answer from either form. Setting it (or changing it in place) replaces a forwarded or prepared head.
     public var head: HTTPResponse {
-        didSet { prepared = nil }
+        get { forwarded?.response ?? built }
+        set {
+            built = newValue
+            forwarded = nil
+            prepared = nil
+        }
     }
+    /// The head when it is not forwarded (a placeholder while it is).
+    private var built: HTTPResponse
     public var body: ResponseBody
     /// `head` serialised beforehand, when the response was made from a ``PreparedHead`` and its head
     /// has not changed since (any change to `head` clears it).
     public private(set) var prepared: PreparedHead?
+    /// The head as received from another server with this server's edits, written from its received
+    /// bytes, when the response was made from one and `head` has not been set since.
+    public private(set) var forwarded: ForwardedResponseHead?
     /// True when the handler guarantees that its responses are content-addressed: the same request
     /// path and the same strong `ETag` always come with the same body bytes, whoever asks and under
     /// whichever authority (static files: the ETag is derived from the file). Middleware may then
@@ -40,15 +53,60 @@ public struct HTTPServerResponse: Sendable {
     public var switchProtocols: (@Sendable (DetachedConnection) -> Void)?
 
     public init(head: HTTPResponse, body: ResponseBody = .empty) {
-        self.head = head
+        self.built = head
         self.body = body
     }
 
     /// A response whose head is `prepared.head`, sent with `prepared`'s bytes while it is unchanged.
     public init(prepared: PreparedHead, body: ResponseBody) {
-        self.head = prepared.head
+        self.built = prepared.head
         self.body = body
         self.prepared = prepared
+    }
+
+    /// A response whose head is `forwarded`, sent from its received bytes while it is unchanged.
+    public init(forwarded: ForwardedResponseHead, body: ResponseBody = .empty) {
+        self.built = Self.placeholder
+        self.body = body
+        self.forwarded = forwarded
+    }
+    private static let placeholder = HTTPResponse(status: .ok)
+
+    /// The status code, without building a forwarded head.
+    public var statusCode: Int { forwarded?.statusCode ?? built.status.code }
+
+    /// `head.headerFields[name]` (several lines joined), without building a forwarded head.
+    public func headerValue(_ name: HTTPField.Name) -> String? {
+        if let forwarded { return forwarded.value(name) }
+        // The usual single line without the subscript's joining machinery.
+        var found: String?
+        for field in built.headerFields where field.name == name {
+            if found != nil { return built.headerFields[name] }
+            found = field.value
+        }
+        return found
+    }
+
+    /// `head.headerFields[values: name]`, without building a forwarded head.
+    public func headerValues(_ name: HTTPField.Name) -> [String] {
+        if let forwarded { return forwarded.values(name) }
+        return built.headerFields[values: name]
+    }
+
+    /// Whether the head has a field named `name`, without building a forwarded head.
+    public func hasHeader(_ name: HTTPField.Name) -> Bool {
+        if let forwarded { return forwarded.contains(name) }
+        return built.headerFields.contains(name)
+    }
+
+    /// Appends `field` to the head (a forwarded head stays forwarded; a prepared one is detached).
+    public mutating func appendHeader(_ field: HTTPField) {
+        if forwarded != nil {
+            forwarded!.append(field)
+        } else {
+            built.headerFields.append(field)
+            prepared = nil
+        }
     }
 
     public init(status: HTTPResponse.Status, headerFields: HTTPFields = [:], body: ResponseBody = .empty) {

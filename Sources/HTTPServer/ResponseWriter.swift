@@ -32,12 +32,44 @@ enum ResponseWriter {
                            requestVersion: requestVersion, serverLine: serverLine, into: &buffer)
     }
 
+    /// `appendHead` for a forwarded head: its kept fields' received bytes, then its appended fields.
+    static func appendHead(_ forwarded: ForwardedResponseHead, framing: BodyFraming, keepAlive: Bool, requestVersion: HTTPVersion,
+                           serverLine: [UInt8]?, into buffer: inout [UInt8]) {
+        buffer.append(contentsOf: statusLine(forwarded.status))
+        var hasDate = false, hasServer = false
+        forwarded.forEachKeptField { name, value in
+            @inline(__always) func named(_ literal: StaticString) -> Bool { asciiCaseInsensitiveEquals(name, literal) }
+            // The same fields as `appendStatusAndFields` drops and notes, compared on the received bytes.
+            switch name.count {
+            case 4: if named("date") { hasDate = true }
+            case 6: if named("server") { hasServer = true }
+            case 10: if named("connection") || named("keep-alive") { return }
+            case 14: if named("content-length") { return }
+            case 17: if named("transfer-encoding") { return }
+            default: break
+            }
+            buffer.append(contentsOf: name)
+            buffer.append(0x3A); buffer.append(0x20)
+            buffer.append(contentsOf: value)
+            buffer.append(0x0D); buffer.append(0x0A)
+        }
+        let (appendedDate, appendedServer) = appendFields(forwarded.appended, into: &buffer)
+        appendServerFields(hasDate: hasDate || appendedDate, hasServer: hasServer || appendedServer, framing: framing,
+                           keepAlive: keepAlive, requestVersion: requestVersion, serverLine: serverLine, into: &buffer)
+    }
+
     /// The status line and the handler's fields, without the ones the server owns; whether `Date`
     /// and `Server` were among them.
     static func appendStatusAndFields(_ response: HTTPResponse, into buffer: inout [UInt8]) -> (hasDate: Bool, hasServer: Bool) {
         buffer.append(contentsOf: statusLine(response.status))
+        return appendFields(response.headerFields, into: &buffer)
+    }
+
+    /// The field lines of `fields`, without the ones the server owns; whether `Date` and `Server`
+    /// were among them.
+    private static func appendFields(_ fields: HTTPFields, into buffer: inout [UInt8]) -> (hasDate: Bool, hasServer: Bool) {
         var hasDate = false, hasServer = false
-        for field in response.headerFields {
+        for field in fields {
             let name = field.name
             // By length first: most names match none of these, and a failed String == is a call.
             switch name.canonicalName.utf8.count {

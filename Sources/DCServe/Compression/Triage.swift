@@ -14,7 +14,7 @@ extension DictionaryCompressionMiddleware {
     /// The cheap part of `process` (no body read): status, size, HEAD of a proxied resource,
     /// no-transform, nothing to advertise or compress, an identity-only client.
     func triage(_ request: HTTPServerRequest, _ response: HTTPServerResponse) -> Triage {
-        guard response.head.status == .ok else { return .passThrough(response, conditional: false, replayable: false, reason: .notOK) }
+        guard response.statusCode == 200 else { return .passThrough(response, conditional: false, replayable: false, reason: .notOK) }
         guard let length = response.body.knownLength else {
             return .passThrough(response, conditional: false, replayable: false, reason: .streamed)
         }
@@ -28,7 +28,7 @@ extension DictionaryCompressionMiddleware {
             // A proxied HEAD has no body to store, hash or measure: its head passes as the upstream sent it.
             return .passThrough(response, conditional: true, replayable: false, reason: .head)
         }
-        let fields = TriageFields(response.head.headerFields)  // one pass over the head
+        let fields = TriageFields(response)  // one pass over the head
         if fields.forbidsTransform {
             // Cache-Control: no-transform (RFC 9110 §7.7): no recoding, no dictionary, no storing.
             return .passThrough(response, conditional: true, replayable: true, reason: .noTransform)
@@ -51,8 +51,9 @@ extension DictionaryCompressionMiddleware {
             // hash), with the Vary every variant of a compressible resource carries.
             var out = response
             if scope == nil && !fields.hasVary {
-                // What addVary gives without a Vary line: one new line (no merge, no strings built).
-                out.head.headerFields.append(HTTPField(name: .vary, value: "Accept-Encoding"))
+                // What addVary gives without a Vary line: one new line (no merge, no strings built; a
+                // forwarded head stays forwarded).
+                out.appendHeader(HTTPField(name: .vary, value: "Accept-Encoding"))
             } else {
                 addVary(to: &out.head.headerFields, scope: scope)
             }

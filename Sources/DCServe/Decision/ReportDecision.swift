@@ -7,7 +7,7 @@ import HTTPTypes
 extension DictionaryCompressionMiddleware {
     /// The decision for a response passed on without negotiation (`reason`), sent as it is.
     func passedDecision(_ request: HTTPServerRequest, _ response: HTTPServerResponse, _ reason: DecisionReason) -> ResponseDecision {
-        let coding = response.head.headerFields[.contentEncoding] ?? "identity"
+        let coding = response.headerValue(.contentEncoding) ?? "identity"
         let sent = response.body.knownLength.map(Int.init)
         return ResponseDecision(.plain(coding, reason), rule: rules.coveringRuleName(for: request.pathWithoutQuery),
                                 identityBytes: coding == "identity" ? sent : nil, bestPlainBytes: sent,
@@ -20,7 +20,7 @@ extension DictionaryCompressionMiddleware {
     func finish(_ request: HTTPServerRequest, _ response: HTTPServerResponse, _ decision: ResponseDecision) -> HTTPServerResponse {
         var out = response
         observer.responded(ResponseRecord(method: request.head.method.rawValue, path: String(request.pathWithoutQuery),
-                                          status: out.head.status.code, decision: decision))
+                                          status: out.statusCode, decision: decision))
         out.accessLogNote = DecisionLogNote(decision: decision)
         if decisionHeader { out.head.headerFields[Self.decisionFieldName] = decision.fieldValue }
         return out

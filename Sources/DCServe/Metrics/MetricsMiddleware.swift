@@ -12,9 +12,9 @@ public struct MetricsMiddleware: HTTPMiddleware {
                        respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
         let isHead = request.head.method == .head
         next.handle(request) { response in
-            let coding = response.head.headerFields.joinedValue(.contentEncoding) ?? "identity"
+            let coding = response.headerValue(.contentEncoding) ?? "identity"
             let bytes = isHead ? 0 : response.body.knownLength ?? 0
-            metrics.response(status: response.head.status.code, coding: coding, bodyBytes: bytes)
+            metrics.response(status: response.statusCode, coding: coding, bodyBytes: bytes)
             respond(response)
         }
     }

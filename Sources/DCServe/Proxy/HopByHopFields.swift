@@ -1,4 +1,5 @@
 import HTTPCore
+import HTTPServer
 import HTTPTypes
 
 /// Hop-by-hop fields (RFC 9110 §7.6.1): meaningful for one connection only, so a proxy removes them,
@@ -80,6 +81,38 @@ public enum HopByHopFields {
             }
         }
         return listed
+    }
+
+    /// ``extraConnectionListed(in:)`` for fields given as received bytes (`forEachField` calls its
+    /// argument with each field's name and value bytes): the names lower-cased, as bytes. Members are
+    /// scanned in place, so the usual `Connection: keep-alive` allocates nothing.
+    static func extraConnectionListed(
+        _ forEachField: ((_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) -> Void) -> Void
+    ) -> [[UInt8]] {
+        var listed: [[UInt8]] = []
+        forEachField { name, v in
+            guard asciiCaseInsensitiveEquals(name, "connection") else { return }
+            // Comma-separated members, OWS trimmed, empty ones skipped.
+            var start = 0
+            while start < v.count {
+                var end = start
+                while end < v.count && v[end] != UInt8(ascii: ",") { end += 1 }
+                var a = start, b = end
+                while a < b && (v[a] == 0x20 || v[a] == 0x09) { a += 1 }
+                while b > a && (v[b - 1] == 0x20 || v[b - 1] == 0x09) { b -= 1 }
+                start = end + 1
+                let token = UnsafeBufferPointer(rebasing: v[a..<b])
+                guard !token.isEmpty, !isHopByHop(nameBytes: token),
+                      HTTPField.Name(String(decoding: token, as: UTF8.self)) != nil else { continue }
+                listed.append(token.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 })
+            }
+        }
+        return listed
+    }
+
+    /// ``extraConnectionListed(_:)`` of a received request head.
+    static func extraConnectionListed(in received: ReceivedRequestHead) -> [[UInt8]] {
+        extraConnectionListed(received.forEachField)
     }
 
     /// `fields` without the hop-by-hop fields, the fields `Connection` names, and `extra`.

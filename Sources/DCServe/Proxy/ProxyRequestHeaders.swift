@@ -1,5 +1,6 @@
 import DictionaryCodec
 import DictionaryTransport
+import HTTPCore
 import HTTPTypes
 
 /// The request head dcserve sends to an upstream for a client's request (RFC 9110 §7.6): hop-by-hop
@@ -55,76 +56,108 @@ public enum ProxyRequestHeaders {
     /// The upstream request head for `request`. The authority carries the `Host` to send; no `Host`
     /// line stays in the fields (the client writes it from the authority).
     public static func make(_ request: HTTPRequest, context: Context, policy: ProxyHeaderPolicy) -> HTTPRequest {
-        let dictionariesHere = !policy.upstreamHandlesDictionaries
         let listed = HopByHopFields.extraConnectionListed(in: request.headerFields)
         var fields = HTTPFields()
         fields.reserveCapacity(request.headerFields.count + 4)
-        // Several lines of one field, joined with ", " as they come (no list per field: usually one line or none).
-        var acceptEncoding: String?, forwardedFor: String?, forwardedElements: String?, vias: String?, realIP: String?
-        func add(_ value: String, to joined: inout String?) { joined = joined.map { $0 + ", " + value } ?? value }
+        var collected = Collected()
         // One pass: drop what must not be forwarded, collect what is rewritten, keep the rest in order.
         for field in request.headerFields {
             let name = field.name
             if HopByHopFields.isHopByHop(name) || (!listed.isEmpty && listed.contains(name)) { continue }
-            // By length first: most names match none of these, and a failed String == is a call.
-            switch name.canonicalName.utf8.count {
-            case 3 where policy.via && name == via: add(field.value, to: &vias); continue
-            case 4 where name == host: continue
-            case 6 where name == expect: continue
-            case 9 where policy.forwarded && name == forwarded:
-                if context.fromTrustedProxy { add(field.value, to: &forwardedElements) }
-                continue
-            case 9 where name == xRealIP:
-                if context.fromTrustedProxy { realIP = field.value }  // the last line: the nearest proxy's
-                continue
-            case 13 where dictionariesHere && name == .dictionaryID: continue
-            case 15 where dictionariesHere && name == .acceptEncoding: add(field.value, to: &acceptEncoding); continue
-            case 15 where policy.forwardedFor && name == xForwardedFor: add(field.value, to: &forwardedFor); continue
-            case 17 where policy.forwardedProto && name == xForwardedProto: continue
-            case 20 where dictionariesHere && name == .availableDictionary: continue
-            default: break
+            var canonical = name.canonicalName
+            let disposition = canonical.withUTF8 { Disposition($0, context: context, policy: policy) }
+            if disposition == .keep {
+                fields.append(field)
+            } else {
+                collected.add(field.value, as: disposition)
             }
-            fields.append(field)
         }
-        if dictionariesHere {
-            // Several lines mean the same as one comma-joined line (RFC 9110 §5.3).
-            let codings = acceptEncoding.map { decodableCodings.filter(AcceptEncoding(fieldValue: $0).accepts) } ?? []
-            fields.append(HTTPField(name: .acceptEncoding,
-                                    value: codings.isEmpty ? "identity" : codings.map(\.rawValue).joined(separator: ", ")))
-        }
-        let clientIP = clientHost(context.clientAddress)
-        if policy.forwardedFor {
-            add(clientIP, to: &forwardedFor)
-            fields.append(HTTPField(name: xForwardedFor, value: forwardedFor!))
-        }
-        if let realIP {
-            fields.append(HTTPField(name: xRealIP, value: realIP))
-        } else if policy.forwardedFor {
-            fields.append(HTTPField(name: xRealIP, value: clientIP))
-        }
-        if policy.forwardedProto {
-            fields.append(HTTPField(name: xForwardedProto, value: context.scheme))
-        }
-        if policy.forwarded {
-            var element = "for=\(forwardedNode(clientIP));proto=\(context.scheme)"
-            if let authority = request.authority { element += ";host=\(forwardedValue(authority))" }
-            add(element, to: &forwardedElements)
-            fields.append(HTTPField(name: forwarded, value: forwardedElements!))
-        }
-        if policy.via {
-            add(context.protocolVersion == "1.1" ? policy.via11 : "\(context.protocolVersion) \(policy.pseudonym)", to: &vias)
-            fields.append(HTTPField(name: via, value: vias!))
+        collected.addedFields(authority: request.authority, context: context, policy: policy) { name, value in
+            fields.append(HTTPField(name: name, value: value))
         }
         var out = request
-        let authority: String = switch policy.host {
-        case .keep: request.authority ?? context.upstreamAuthority
-        case .upstream: context.upstreamAuthority
-        case .fixed(let value): value
-        }
+        let authority = upstreamAuthority(request.authority, context: context, policy: policy)
         // Set only when it changes: the setter copies the request's shared pseudo-field storage.
         if authority != request.authority { out.authority = authority }
         out.headerFields = fields
         return out
+    }
+
+    /// The `Host` the upstream gets.
+    static func upstreamAuthority(_ requested: String?, context: Context, policy: ProxyHeaderPolicy) -> String {
+        switch policy.host {
+        case .keep: requested ?? context.upstreamAuthority
+        case .upstream: context.upstreamAuthority
+        case .fixed(let value): value
+        }
+    }
+
+    /// What happens to a client field on its way upstream (hop-by-hop fields aside), by name.
+    enum Disposition: Equatable {
+        case keep, drop, via, forwarded, realIP, acceptEncoding, forwardedFor
+
+        /// `name`: the field name's bytes, any case.
+        init(_ name: UnsafeBufferPointer<UInt8>, context: Context, policy: ProxyHeaderPolicy) {
+            let dictionariesHere = !policy.upstreamHandlesDictionaries
+            // By length first: most names match none of these.
+            switch name.count {
+            case 3 where policy.via && asciiCaseInsensitiveEquals(name, "via"): self = .via
+            case 4 where asciiCaseInsensitiveEquals(name, "host"): self = .drop
+            case 6 where asciiCaseInsensitiveEquals(name, "expect"): self = .drop
+            case 9 where policy.forwarded && asciiCaseInsensitiveEquals(name, "forwarded"): self = context.fromTrustedProxy ? .forwarded : .drop
+            case 9 where asciiCaseInsensitiveEquals(name, "x-real-ip"): self = context.fromTrustedProxy ? .realIP : .drop
+            case 13 where dictionariesHere && asciiCaseInsensitiveEquals(name, "dictionary-id"): self = .drop
+            case 15 where dictionariesHere && asciiCaseInsensitiveEquals(name, "accept-encoding"): self = .acceptEncoding
+            case 15 where policy.forwardedFor && asciiCaseInsensitiveEquals(name, "x-forwarded-for"): self = .forwardedFor
+            case 17 where policy.forwardedProto && asciiCaseInsensitiveEquals(name, "x-forwarded-proto"): self = .drop
+            case 20 where dictionariesHere && asciiCaseInsensitiveEquals(name, "available-dictionary"): self = .drop
+            default: self = .keep
+            }
+        }
+    }
+
+    /// The client's values of the rewritten fields, several lines joined with ", " as they come (no
+    /// list per field: usually one line or none).
+    struct Collected {
+        var acceptEncoding: String?, forwardedFor: String?, forwardedElements: String?, vias: String?, realIP: String?
+
+        mutating func add(_ value: String, as disposition: Disposition) {
+            func add(_ value: String, to joined: inout String?) { joined = joined.map { $0 + ", " + value } ?? value }
+            switch disposition {
+            case .via: add(value, to: &vias)
+            case .forwarded: add(value, to: &forwardedElements)
+            case .realIP: realIP = value  // the last line: the nearest proxy's
+            case .acceptEncoding: add(value, to: &acceptEncoding)
+            case .forwardedFor: add(value, to: &forwardedFor)
+            case .keep, .drop: break
+            }
+        }
+
+        /// Calls `emit` with each field dcserve adds after the client's, in order.
+        func addedFields(authority: String?, context: Context, policy: ProxyHeaderPolicy, _ emit: (HTTPField.Name, String) -> Void) {
+            func joined(_ existing: String?, _ value: String) -> String { existing.map { $0 + ", " + value } ?? value }
+            if !policy.upstreamHandlesDictionaries {
+                // Several lines mean the same as one comma-joined line (RFC 9110 §5.3).
+                let codings = acceptEncoding.map { decodableCodings.filter(AcceptEncoding(fieldValue: $0).accepts) } ?? []
+                emit(.acceptEncoding, codings.isEmpty ? "identity" : codings.map(\.rawValue).joined(separator: ", "))
+            }
+            let clientIP = clientHost(context.clientAddress)
+            if policy.forwardedFor { emit(xForwardedFor, joined(forwardedFor, clientIP)) }
+            if let realIP {
+                emit(xRealIP, realIP)
+            } else if policy.forwardedFor {
+                emit(xRealIP, clientIP)
+            }
+            if policy.forwardedProto { emit(xForwardedProto, context.scheme) }
+            if policy.forwarded {
+                var element = "for=\(forwardedNode(clientIP));proto=\(context.scheme)"
+                if let authority { element += ";host=\(forwardedValue(authority))" }
+                emit(forwarded, joined(forwardedElements, element))
+            }
+            if policy.via {
+                emit(via, joined(vias, context.protocolVersion == "1.1" ? policy.via11 : "\(context.protocolVersion) \(policy.pseudonym)"))
+            }
+        }
     }
 
     /// The host part of a peer address: `1.2.3.4:5` → `1.2.3.4`, `[::1]:5` → `::1`.

@@ -39,7 +39,8 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
 
     private struct State {
         var phase = Phase.waitingForHead
-        var head: HTTPResponse?
+        /// The cleaned head while the body is buffered (a response without a body yet).
+        var head: HTTPServerResponse?
         var buffer: [UInt8] = []
         var respond: (@Sendable (HTTPServerResponse) -> Void)?
         var writer: (any ResponseBodyWriter)?
@@ -109,25 +110,26 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
     func didReceiveHead(parsed head: ParsedResponseHead) {
         // Via names the protocol the response was received with (RFC 9110 §7.6.3).
         let version = head.version == .http1_0 ? "1.0" : "1.1"
-        received(ProxyResponseHeaders.make(head, protocolVersion: version, policy: settings.policy), bodyLength: head.bodyLength) {
+        let cleaned = ProxyResponseHeaders.forwarded(head, protocolVersion: version, policy: settings.policy)
+        received(HTTPServerResponse(forwarded: cleaned), bodyLength: head.bodyLength) {
             Self.contentLength(head.values(of: "content-length"))
         }
     }
 
     func didReceiveHead(_ head: HTTPResponse, bodyLength: HTTPBodyLength) {
-        received(ProxyResponseHeaders.make(head, policy: settings.policy), bodyLength: bodyLength) {
+        received(HTTPServerResponse(head: ProxyResponseHeaders.make(head, policy: settings.policy)), bodyLength: bodyLength) {
             Self.contentLength(head.headerFields[values: .contentLength])
         }
     }
 
-    /// The upstream's head without hop-by-hop fields; `upstreamContentLength` reads its
-    /// `Content-Length` (asked only for HEAD).
-    private func received(_ cleaned: HTTPResponse, bodyLength: HTTPBodyLength, upstreamContentLength: () -> Int64?) {
+    /// The upstream's head without hop-by-hop fields (a response without a body yet);
+    /// `upstreamContentLength` reads its `Content-Length` (asked only for HEAD).
+    private func received(_ cleaned: HTTPServerResponse, bodyLength: HTTPBodyLength, upstreamContentLength: () -> Int64?) {
         let buffer: Bool
         switch bodyLength {
         case .none:
             let respond = state.withLock { s in s.end(); return takeRespond(&s) }
-            var response = HTTPServerResponse(head: cleaned, body: .empty)
+            var response = cleaned
             if request.method == .head {
                 // The upstream's Content-Length (a framing field, dropped from `cleaned`) is the length
                 // a GET would have: announced as it is. Without one (absent, invalid, or the upstream
@@ -148,7 +150,7 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
                 if case .known(let n) = bodyLength { s.buffer.reserveCapacity(Int(n)) }
             }
         } else {
-            startStreaming(cleaned)
+            startStreaming(cleaned.head)
         }
     }
 
@@ -158,7 +160,7 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
             switch s.phase {
             case .buffering:
                 s.buffer.append(contentsOf: bytes)
-                if s.buffer.count > settings.maxBufferedBodyBytes, let head = s.head { return .stream(head) }
+                if s.buffer.count > settings.maxBufferedBodyBytes, let head = s.head { return .stream(head.head) }
                 return .resume
             case .streaming:
                 s.pending.append((Array(bytes), resume))
@@ -179,14 +181,14 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
     }
 
     func didFinish(trailers: HTTPFields?) {
-        enum Next { case answer(HTTPResponse, [UInt8]), flush, nothing }
+        enum Next { case answer(HTTPServerResponse, [UInt8]), flush, nothing }
         let next = state.withLock { s -> Next in
             switch s.phase {
             case .buffering:
                 s.end()
                 let body = s.buffer
                 s.buffer = []
-                return .answer(s.head ?? HTTPResponse(status: .badGateway), body)
+                return .answer(s.head ?? HTTPServerResponse(status: .badGateway), body)
             case .streaming:
                 s.ending = true
                 return .flush
@@ -269,10 +271,30 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
     // MARK: Buffered answers
 
     /// Whether the compression middleware may transform this response (so buffering it is useful).
-    private func isTransformable(_ head: HTTPResponse) -> Bool {
-        guard request.method == .get, head.status == .ok else { return false }
-        if ProxyResponseHeaders.forbidsTransform(head.headerFields) { return false }
-        return !Self.isEventStream(head.headerFields)
+    private func isTransformable(_ head: HTTPServerResponse) -> Bool {
+        guard request.method == .get, head.statusCode == 200 else { return false }
+        guard let forwarded = head.forwarded else {
+            return !ProxyResponseHeaders.forbidsTransform(head.head.headerFields) && !Self.isEventStream(head.head.headerFields)
+        }
+        // The same questions on the received bytes, in one pass (no strings for the usual head).
+        var transformable = true, sawType = false
+        forwarded.forEachKeptField { name, value in
+            switch name.count {
+            case 13 where asciiCaseInsensitiveEquals(name, "cache-control"):
+                if ProxyResponseHeaders.forbidsTransform(cacheControl: String(decoding: value, as: UTF8.self)) { transformable = false }
+            case 12 where !sawType && asciiCaseInsensitiveEquals(name, "content-type"):
+                sawType = true
+                let prefix: StaticString = "text/event-stream"
+                if value.count >= prefix.utf8CodeUnitCount,
+                   asciiCaseInsensitiveEquals(UnsafeBufferPointer(rebasing: value[..<prefix.utf8CodeUnitCount]), prefix) {
+                    transformable = false
+                }
+            default:
+                break
+            }
+        }
+        guard transformable, !ProxyResponseHeaders.forbidsTransform(forwarded.appended) else { return false }
+        return sawType || !Self.isEventStream(forwarded.appended)
     }
 
     /// Whether the (first) `Content-Type` is `text/event-stream` (any case, any parameters): the
@@ -287,8 +309,12 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
         return true
     }
 
-    private func buffered(_ head: HTTPResponse, _ body: [UInt8]) -> HTTPServerResponse {
-        guard isTransformable(head) else { return HTTPServerResponse(head: head, body: .bytes(body)) }
+    private func buffered(_ cleaned: HTTPServerResponse, _ body: [UInt8]) -> HTTPServerResponse {
+        var response = cleaned
+        response.body = .bytes(body)
+        // Without Content-Encoding there is nothing to decode: the head passes as it is (forwarded).
+        guard isTransformable(response), response.hasHeader(.contentEncoding) else { return response }
+        let head = cleaned.head
         switch UpstreamBodyDecoder.decode(head.headerFields, body: body, maxDecodedBytes: settings.maxDecodedBodyBytes) {
         case .unchanged:
             return HTTPServerResponse(head: head, body: .bytes(body))

@@ -84,10 +84,19 @@ public final class ReverseProxyHandler: HTTPHandler {
             clientAddress: request.remoteAddress, scheme: request.head.scheme ?? "http",
             protocolVersion: request.version == .http1_1 ? "1.1" : "\(request.version.major).\(request.version.minor)",
             upstreamAuthority: upstreamAuthority, fromTrustedProxy: request.fromTrustedProxy)
-        var head = ProxyRequestHeaders.make(request.head, context: context, policy: policy)
-        if let maxForwards { head.headerFields[.maxForwards] = String(maxForwards) }
         let upgrade = UpgradeRequest.protocols(request)
-        if let upgrade { head.headerFields[.upgrade] = upgrade }
+        var head: HTTPRequest
+        var fieldLines: [UInt8]?
+        if let received = request.received, received.targetForm == .origin, maxForwards == nil, upgrade == nil {
+            // The usual request: its kept fields are copied from the received bytes.
+            head = request.head
+            head.headerFields = [:]
+            fieldLines = ProxyRequestHeaders.fieldLines(received, authority: request.head.authority, context: context, policy: policy)
+        } else {
+            head = ProxyRequestHeaders.make(request.head, context: context, policy: policy)
+            if let maxForwards { head.headerFields[.maxForwards] = String(maxForwards) }
+            if let upgrade { head.headerFields[.upgrade] = upgrade }
+        }
         let fields = request.head.headerFields
         let body: HTTPClientRequestBody
         if let stream = request.bodyStream {
@@ -101,6 +110,7 @@ public final class ReverseProxyHandler: HTTPHandler {
             maxBufferedBodyBytes: maxBufferedBodyBytes, maxDecodedBodyBytes: maxDecodedBodyBytes, policy: policy),
             logger: logger, respond: respond)
         var forwarded = HTTPClientRequest(head: head, body: body)
+        forwarded.fieldLines = fieldLines
         let delegate: any HTTPClientResponseDelegate
         if upgrade != nil {
             forwarded.upgrade = true

@@ -67,9 +67,9 @@ public struct OutOfBandDictionaryMiddleware: HTTPMiddleware {
         guard !links.isEmpty else { return next.handle(request, respond: respond) }
         next.handle(request) { response in
             var out = response
-            if out.head.status == .ok || out.head.status == .notModified {
+            if out.statusCode == 200 || out.statusCode == 304 {
                 for entry in links {
-                    out.head.headerFields.append(HTTPField(name: Self.link, value: "<\(entry.path)>; rel=\"compression-dictionary\""))
+                    out.appendHeader(HTTPField(name: Self.link, value: "<\(entry.path)>; rel=\"compression-dictionary\""))
                 }
             }
             respond(out)

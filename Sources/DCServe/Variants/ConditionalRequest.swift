@@ -51,20 +51,20 @@ struct ConditionalRequest: Sendable {
     /// client's copy is current. `identityETag`: the ETag of the identity representation `response`
     /// encodes (nil when it has none; read only for `If-Match`). Only 200 responses are evaluated.
     func evaluate(_ response: HTTPServerResponse, identityETag: @autoclosure () -> String?) -> HTTPServerResponse {
-        guard isPresent, response.head.status == .ok else { return response }
-        let fields = response.head.headerFields
+        guard isPresent, response.statusCode == 200 else { return response }
+        // Read through the response's accessors: a forwarded head is not built for this.
         if !ifMatch.isEmpty {
-            if !Self.matchesState(ifMatch, sent: fields[.eTag], identity: identityETag()) { return Self.preconditionFailed }
+            if !Self.matchesState(ifMatch, sent: response.headerValue(.eTag), identity: identityETag()) { return Self.preconditionFailed }
         } else if let since = ifUnmodifiedSince.flatMap(HTTPDate.parse),
-                  let modified = fields[.lastModified].flatMap(HTTPDate.parse), modified > since {
+                  let modified = response.headerValue(.lastModified).flatMap(HTTPDate.parse), modified > since {
             return Self.preconditionFailed
         }
         let notModified: Bool
         if !ifNoneMatch.isEmpty {
-            guard let etag = fields[.eTag] else { return response }
+            guard let etag = response.headerValue(.eTag) else { return response }
             notModified = Self.matches(ifNoneMatch, etag)
         } else if let since = ifModifiedSince.flatMap(HTTPDate.parse),
-                  let modified = fields[.lastModified].flatMap(HTTPDate.parse) {
+                  let modified = response.headerValue(.lastModified).flatMap(HTTPDate.parse) {
             notModified = modified <= since
         } else {
             return response
@@ -72,7 +72,7 @@ struct ConditionalRequest: Sendable {
         guard notModified else { return response }
         var kept = HTTPFields()
         for name in [HTTPField.Name.eTag, .cacheControl, .vary, .lastModified, .expires, .contentLocation] {
-            for value in fields[values: name] { kept.append(HTTPField(name: name, value: value)) }
+            for value in response.headerValues(name) { kept.append(HTTPField(name: name, value: value)) }
         }
         return HTTPServerResponse(status: .notModified, headerFields: kept)
     }
