@@ -128,7 +128,7 @@ public final class DCServeApplication: @unchecked Sendable {
             rules: rules, settings: c.compression, store: store, library: library, variants: variants,
             resources: resources, background: background, observer: observer, logger: logger, memoBytes: budget[.responseMemo],
             live: liveIndex, partitionSecret: partitionSecret, decisionHeader: c.server.decisionHeader, history: history,
-            sharedCaches: c.server.sharedCaches, storeHealth: storeHealth)
+            sharedCaches: c.server.sharedCaches, storeHealth: storeHealth, accessLogNotes: c.server.accessLog)
         let inner: any HTTPHandler = router ?? staticFiles!  // no routes → servesSite
         var middlewares: [any HTTPMiddleware] = [health, compression, outOfBand]
         if let history { middlewares.append(HistoryDictionaryMiddleware(history: history)) }
@@ -138,7 +138,8 @@ public final class DCServeApplication: @unchecked Sendable {
             let plain = DictionaryCompressionMiddleware(
                 rules: try DictionaryRuleSet(rules: [], outOfBand: []), settings: c.compression, store: store, library: library,
                 variants: variants, resources: resources, background: background, observer: observer, logger: logger,
-                memoBytes: budget[.responseMemo], decisionHeader: c.server.decisionHeader, sharedCaches: c.server.sharedCaches)
+                memoBytes: budget[.responseMemo], decisionHeader: c.server.decisionHeader, sharedCaches: c.server.sharedCaches,
+                accessLogNotes: c.server.accessLog)
             served = ExperimentRouter(
                 assignment: ExperimentAssignment(source: source, controlShare: c.experiment.controlShare), groupField: groupField,
                 control: inner.wrapped(in: [health, plain]), dictionary: served, metrics: observed ? ExperimentMetrics() : nil,

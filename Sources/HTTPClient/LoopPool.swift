@@ -97,7 +97,7 @@ final class LoopPool: @unchecked Sendable {
             return
         }
         idle[i].connections.append(connection)
-        connection.becomeIdle(until: DispatchTime.now().uptimeNanoseconds &+ shared.idleTimeout)
+        connection.becomeIdle(until: loop.now.uptimeNanoseconds &+ shared.idleTimeout)
     }
 
     /// Forgets a connection that closed (idle or not).

@@ -26,6 +26,8 @@ final class ServerSelector: Sendable {
     /// every server is excluded.
     func next(excluding: Set<UpstreamServer> = []) -> UpstreamServer? {
         guard !servers.isEmpty else { return nil }
+        // One server: it is the answer whether backed off or not (no lock, no clock).
+        if servers.count == 1 { return excluding.contains(servers[0]) ? nil : servers[0] }
         let now = DispatchTime.now().uptimeNanoseconds
         return state.withLock { state in
             var fallback: Int?

@@ -101,7 +101,8 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
         parser = ResponseParser(limits: pool.shared.configuration.limits)
     }
 
-    private var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
+    /// For deadlines: the loop's round time (no clock read per use during a round).
+    private var now: UInt64 { loop.now.uptimeNanoseconds }
 
     // MARK: Connecting
 

@@ -20,6 +20,8 @@ public protocol CompressionObserver: Sendable {
     func sizes(rule: String?, identity: Int, bestPlain: Int, sent: Int)
     /// Every response the middleware answered (memo hits and pass-throughs included), with its decision.
     func responded(_ record: ResponseRecord)
+    /// Whether ``responded(_:)`` does anything (false: no record is built per response).
+    var wantsResponses: Bool { get }
 }
 
 /// Reports nothing.
@@ -35,6 +37,11 @@ public struct NoCompressionObserver: CompressionObserver {
 extension CompressionObserver {
     public func live(rule: String, _ event: LiveEvent) {}
     public func responded(_ record: ResponseRecord) {}
+    public var wantsResponses: Bool { true }
+}
+
+extension NoCompressionObserver {
+    public var wantsResponses: Bool { false }
 }
 
 /// Reports to each of `observers` in order (metrics and the live view). Thread-safe if they are.
@@ -52,6 +59,7 @@ public struct CompressionObservers: CompressionObserver {
         for o in observers { o.sizes(rule: rule, identity: identity, bestPlain: bestPlain, sent: sent) }
     }
     public func responded(_ record: ResponseRecord) { for o in observers { o.responded(record) } }
+    public var wantsResponses: Bool { observers.contains { $0.wantsResponses } }
 }
 
 /// What happened on a live rule's path.

@@ -109,6 +109,10 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     let overBudget: LiveBudgetWarning
     /// Add `DCServe-Decision` to every response (`server.decisionHeader`).
     let decisionHeader: Bool
+    /// Note the decision for the access log on every response (`server.accessLog`).
+    let accessLogNotes: Bool
+    /// Whether the observer wants a record of every response (decided once).
+    let observesResponses: Bool
     /// Whether the caches in front honour `Vary` (`server.sharedCaches`).
     let sharedCaches: SharedCaches
     /// Whether store writes currently succeed: nothing new is advertised while they fail.
@@ -120,8 +124,10 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                 background: BackgroundEncoder<VariantKey>, observer: any CompressionObserver = NoCompressionObserver(),
                 logger: Logger, memoBytes: Int = MemoryBudget()[.responseMemo], live: LiveVersionIndex? = nil, partitionSecret: [UInt8] = [], decisionHeader: Bool = false,
                 history: HistoryDictionaries? = nil, sharedCaches: SharedCaches = .ignoreVary,
-                storeHealth: StoreWriteHealth = StoreWriteHealth()) {
+                storeHealth: StoreWriteHealth = StoreWriteHealth(), accessLogNotes: Bool = true) {
         self.decisionHeader = decisionHeader
+        self.accessLogNotes = accessLogNotes
+        self.observesResponses = observer.wantsResponses
         self.sharedCaches = sharedCaches
         self.storeHealth = storeHealth
         self.history = history

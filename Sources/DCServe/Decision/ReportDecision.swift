@@ -19,9 +19,11 @@ extension DictionaryCompressionMiddleware {
     /// conditional evaluation: the field is never part of a memoised or cached head.
     func finish(_ request: HTTPServerRequest, _ response: HTTPServerResponse, _ decision: ResponseDecision) -> HTTPServerResponse {
         var out = response
-        observer.responded(ResponseRecord(method: request.head.method.rawValue, path: String(request.pathWithoutQuery),
-                                          status: out.statusCode, decision: decision))
-        out.accessLogNote = DecisionLogNote(decision: decision)
+        if observesResponses {
+            observer.responded(ResponseRecord(method: request.head.method.rawValue, path: String(request.pathWithoutQuery),
+                                              status: out.statusCode, decision: decision))
+        }
+        if accessLogNotes { out.accessLogNote = DecisionLogNote(decision: decision) }
         if decisionHeader { out.head.headerFields[Self.decisionFieldName] = decision.fieldValue }
         return out
     }

@@ -8,10 +8,11 @@ public struct ResponseRecord: Sendable {
     public var path: String
     public var status: Int
     public var decision: ResponseDecision
-    /// Wall-clock time the response was handed to the server.
-    public var date: Date
+    /// Wall-clock time the response was handed to the server: set by the observer that keeps the
+    /// record (the live view), so no clock is read for a record nothing keeps.
+    public var date: Date?
 
-    public init(method: String, path: String, status: Int, decision: ResponseDecision, date: Date = Date()) {
+    public init(method: String, path: String, status: Int, decision: ResponseDecision, date: Date? = nil) {
         self.method = method
         self.path = path
         self.status = status

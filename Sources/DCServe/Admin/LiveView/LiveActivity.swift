@@ -31,6 +31,8 @@ public final class LiveActivity: CompressionObserver {
     // MARK: CompressionObserver
 
     public func responded(_ record: ResponseRecord) {
+        var record = record
+        if record.date == nil { record.date = Date() }
         recent.append(record)
         if case .delta(_, let hash) = record.decision.outcome {
             hits.withLock { h in

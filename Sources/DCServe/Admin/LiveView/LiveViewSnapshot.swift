@@ -110,7 +110,7 @@ public struct LiveViewSnapshot: Codable, Sendable {
         }
         requests = activity.recent.snapshot().reversed().map { r in
             let d = r.decision
-            return Request(time: r.date.timeIntervalSince1970, method: r.method, path: r.path, status: r.status,
+            return Request(time: (r.date ?? Date()).timeIntervalSince1970, method: r.method, path: r.path, status: r.status,
                            decision: d.kind, coding: d.coding, reason: d.reasonLabel, dictionary: d.dictionaryPrefix,
                            rule: d.rule, identity: d.identityBytes, bestPlain: d.bestPlainBytes, sent: d.sentBytes,
                            field: d.fieldValue)
