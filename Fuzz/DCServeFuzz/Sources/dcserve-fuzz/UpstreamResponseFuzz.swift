@@ -1,19 +1,23 @@
 @testable import DCServe
 import HTTPClient
 import HTTPCore
+@testable import HTTPServer
 import HTTPTypes
 
 // Mode `upstream-response`: what the reverse proxy does with an upstream's response once the client's
 // ResponseParser has read its head (that parser has its own fuzzer): the head cleaned for the client
 // (ProxyResponseHeaders, both the one-pass form from the parsed head and the two-step form from an
-// HTTPResponse), and the body decoded to identity (UpstreamBodyDecoder: Content-Encoding, no-transform,
+// HTTPResponse), the same head as a forwarded head (received bytes plus edits, written by the server
+// without building fields), and the body decoded to identity (UpstreamBodyDecoder: Content-Encoding, no-transform,
 // the ETag of the decoded representation, the size cap).
 //
 // Input: byte 0's bit 0 picks the Via policy (on/off); the rest is the upstream's byte stream: a head
 // (parsed with default limits; an input without a complete, valid head stops there) and what follows it,
 // taken as the whole body.
 //
-// Invariants: both forms give the same head (status, reason, field names and values in order); no
+// Invariants: the forwarded head stands for the same head and is written as the same bytes (Date lines
+// aside: the server adds its own clock's when the upstream sent none), and the response's field
+// accessors answer from it as the built head's fields do; both forms give the same head (status, reason, field names and values in order); no
 // hop-by-hop field and no field named in a `Connection` line reaches the client; every other upstream
 // field does, in order; with the policy on, exactly one Via, last, ending in ours. Decoding: nothing is
 // decoded under no-transform; a decoded body is within the cap and its head has no Content-Encoding, the
@@ -48,6 +52,31 @@ func fuzzUpstreamResponse(_ bytes: [UInt8]) {
     precondition(onePass == twoSteps, "one-pass head differs: \(onePass) vs \(twoSteps)")
     precondition(onePass.status.reasonPhrase == twoSteps.status.reasonPhrase, "reason differs")
     precondition(onePass.headerFields.map(\.name.rawName) == twoSteps.headerFields.map(\.name.rawName), "names differ")
+
+    // The forwarded form: the same head, the same bytes on the wire, the same answers.
+    let forwarded = ProxyResponseHeaders.forwarded(head, policy: policy)
+    precondition(forwarded.response == onePass, "forwarded head differs: \(forwarded.response) vs \(onePass)")
+    var direct: [UInt8] = [], built: [UInt8] = []
+    ResponseWriter.appendHead(forwarded, framing: .contentLength(7), keepAlive: flags & 2 == 0, requestVersion: .http1_1,
+                              serverLine: Array("Server: s\r\n".utf8), into: &direct)
+    ResponseWriter.appendHead(onePass, framing: .contentLength(7), keepAlive: flags & 2 == 0, requestVersion: .http1_1,
+                              serverLine: Array("Server: s\r\n".utf8), into: &built)
+    func withoutDateLines(_ bytes: [UInt8]) -> [ArraySlice<UInt8>] {
+        bytes.split(separator: 0x0A, omittingEmptySubsequences: false).filter { !$0.starts(with: Array("Date: ".utf8)) }
+    }
+    precondition(withoutDateLines(direct) == withoutDateLines(built), "forwarded head written differently")
+    let response = HTTPServerResponse(forwarded: forwarded)
+    precondition(response.statusCode == onePass.status.code, "status differs")
+    for name: HTTPField.Name in [.contentType, .contentEncoding, .cacheControl, .eTag, .vary, .date, .setCookie, .lastModified] {
+        precondition(response.headerValue(name) == onePass.headerFields[name], "\(name) value differs")
+        precondition(response.headerValues(name) == onePass.headerFields[values: name], "\(name) values differ")
+        precondition(response.hasHeader(name) == onePass.headerFields.contains(name), "\(name) presence differs")
+    }
+    let quick = TriageFields(response), full = TriageFields(onePass.headerFields)
+    precondition(quick.contentType == full.contentType && quick.contentEncoding == full.contentEncoding
+                 && quick.forbidsTransform == full.forbidsTransform && quick.hasVary == full.hasVary, "triage fields differ")
+    precondition(ProxyResponseHeaders.forbidsTransform(response) == ProxyResponseHeaders.forbidsTransform(onePass.headerFields),
+                 "no-transform differs")
 
     // What reaches the client: the upstream's fields minus hop-by-hop and Connection-listed ones.
     let listed = HopByHopFields.connectionListed(in: upstream.headerFields)
