@@ -99,6 +99,12 @@ public struct HTTPServerResponse: Sendable {
         return built.headerFields.contains(name)
     }
 
+    /// Builds a forwarded head into `head` once, for code that reads and edits it field by field (each
+    /// read of `head` would build it anew). Nothing for any other head.
+    public mutating func materializeHead() {
+        if let forwarded { head = forwarded.response }
+    }
+
     /// Appends `field` to the head (a forwarded head stays forwarded; a prepared one is detached).
     public mutating func appendHeader(_ field: HTTPField) {
         if forwarded != nil {

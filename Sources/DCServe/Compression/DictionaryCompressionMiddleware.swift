@@ -295,6 +295,9 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         case .work(let a, let s, let c, let p):
             (advertising, scope, compressible, path) = (a, s, c, p)
         }
+        // From here the head is read and edited field by field: built once.
+        var response = response
+        response.materializeHead()
         guard let resource = identity(of: response, path: path) else {
             effects.isReplayable = false
             effects.response = passedDecision(request, response, .unreadable)

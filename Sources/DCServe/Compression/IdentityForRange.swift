@@ -7,7 +7,8 @@ extension DictionaryCompressionMiddleware {
     /// Range requests are answered by the inner handler as identity; the response still varies.
     func identityForRange(_ request: HTTPServerRequest, _ response: HTTPServerResponse) -> HTTPServerResponse {
         var out = response
-        guard out.head.status == .ok || out.head.status == .partialContent else { return out }
+        guard out.statusCode == 200 || out.statusCode == 206 else { return out }
+        out.materializeHead()  // read and edited field by field below
         let path = request.pathWithoutQuery
         if rules.dictionaryScope(for: path) != nil {
             VaryField.addDictionaryNames(to: &out.head.headerFields)

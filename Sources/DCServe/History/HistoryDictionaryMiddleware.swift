@@ -52,6 +52,7 @@ public struct HistoryDictionaryMiddleware: HTTPMiddleware {
         let named = AvailableDictionary.parse(request.head.headerFields).value?.hash
         next.handle(request) { response in
             var out = response
+            out.materializeHead()  // read field by field below
             var offered = current
             if method == .get, out.head.status == .ok, case .bytes(let body) = out.body, Self.collectable(rule, request, out, partition: partition),
                let first = builder.collect(body, groupValue: value, partition: partition) {

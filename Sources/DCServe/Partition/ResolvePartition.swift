@@ -14,6 +14,7 @@ extension DictionaryCompressionMiddleware {
         let live = rules.advertisingRule(for: path).flatMap { $0.isLive ? $0 : nil } ?? rules.liveCompressingRule(for: path)
         guard let rule = live ?? rules.historyRule(for: path), let source = rule.partition else { return (response, .shared) }
         var out = response
+        out.materializeHead()  // read and edited field by field below
         var resolved = PartitionID.fromRequest(request.head.headerFields, source: source, secret: partitionSecret)
         if resolved == nil { resolved = PartitionID.fromResponse(&out.head.headerFields, source: source, secret: partitionSecret) }
         var partition = ExchangePartition(id: PartitionID.anonymous.value, refusal: nil)
