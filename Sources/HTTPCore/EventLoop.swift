@@ -109,6 +109,10 @@ public final class EventLoop: @unchecked Sendable {
         tasks.add(task)
     }
 
+    /// The loop's thread waits for events with nothing queued: the loop is idle at this moment (a
+    /// snapshot; any thread).
+    public var isIdle: Bool { tasks.isAsleep }
+
     /// One round, on `queue` (called by the loop's thread through `queue.sync`): serves the `count`
     /// events the thread harvested into `events`, then the queued tasks. Returns false when the
     /// thread may block in its next wait (nothing left to do, and the task list marked asleep), true
@@ -249,7 +253,7 @@ public final class EventLoop: @unchecked Sendable {
     }
 }
 
-/// A fixed set of event loops; new members are spread over them round-robin (`nextLoop`).
+/// A fixed set of event loops, and where new members go (`nextLoop`).
 /// Thread-safety: immutable array plus an atomic counter.
 public final class EventLoopGroup: Sendable {
     public let loops: [EventLoop]
@@ -259,7 +263,14 @@ public final class EventLoopGroup: Sendable {
         loops = (0..<max(1, count)).map { EventLoop(index: $0, sweepInterval: sweepInterval) }
     }
 
+    /// The loop for a new member: the first idle loop (its thread waiting for events with nothing
+    /// queued), else the next one round-robin. Light load then gathers on the first loops, whose
+    /// rounds serve more sockets per wake-up (each wake-up of a loop's thread costs a thread switch,
+    /// more than the little work it does then); as a loop gets busier it is idle less often and new
+    /// members spread, and members that arrive together (a burst of connections) spread at once,
+    /// since a loop chosen is woken and so no longer idle. Any thread.
     public func nextLoop() -> EventLoop {
+        for loop in loops where loop.isIdle { return loop }
         let i = next.add(1, ordering: .relaxed).oldValue
         return loops[i % loops.count]
     }

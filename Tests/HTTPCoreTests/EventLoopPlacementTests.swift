@@ -1,0 +1,69 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import Testing
+@testable import HTTPCore
+
+/// Waits (bounded) until every loop of `group` is idle; true if they all were at once.
+private func waitUntilIdle(_ group: EventLoopGroup) -> Bool {
+    for _ in 0..<2000 {
+        if group.loops.allSatisfy(\.isIdle) { return true }
+        usleep(1_000)
+    }
+    return false
+}
+
+/// Keeps `loop` busy (a task that waits) until `release` is signalled; returns once the task runs.
+private func occupy(_ loop: EventLoop, until release: DispatchSemaphore) -> Bool {
+    let running = DispatchSemaphore(value: 0)
+    loop.execute {
+        running.signal()
+        release.wait()
+    }
+    return running.wait(timeout: .now() + 10) == .success
+}
+
+@Suite("EventLoopGroup.nextLoop: new members go to the first idle loop, else round-robin")
+struct EventLoopPlacementTests {
+    /// Loops whose threads wait for events with nothing queued are idle; one running a task is not.
+    @Test func aLoopRunningATaskIsNotIdle() {
+        let group = EventLoopGroup(count: 1, sweepInterval: .seconds(3600))
+        let loop = group.loops[0]
+        #expect(waitUntilIdle(group))
+        let release = DispatchSemaphore(value: 0)
+        #expect(occupy(loop, until: release))
+        #expect(!loop.isIdle)
+        release.signal()
+        #expect(waitUntilIdle(group))
+    }
+
+    /// Light load gathers: while the first loop is idle, every new member goes to it.
+    @Test func anIdleGroupHandsOutItsFirstLoop() {
+        let group = EventLoopGroup(count: 3, sweepInterval: .seconds(3600))
+        #expect(waitUntilIdle(group))
+        for _ in 0..<5 { #expect(group.nextLoop() === group.loops[0]) }
+    }
+
+    /// A busy loop is passed over for the first idle one after it.
+    @Test func aBusyLoopIsPassedOverForAnIdleOne() {
+        let group = EventLoopGroup(count: 3, sweepInterval: .seconds(3600))
+        #expect(waitUntilIdle(group))
+        let release = DispatchSemaphore(value: 0)
+        defer { release.signal() }
+        #expect(occupy(group.loops[0], until: release))
+        #expect(group.nextLoop() === group.loops[1])
+        #expect(group.nextLoop() === group.loops[1])
+    }
+
+    /// When no loop is idle (heavy load), new members are spread over all loops in turn.
+    @Test func whenEveryLoopIsBusyMembersGoRoundRobin() {
+        let group = EventLoopGroup(count: 2, sweepInterval: .seconds(3600))
+        #expect(waitUntilIdle(group))
+        let release = DispatchSemaphore(value: 0)
+        defer { release.signal(); release.signal() }
+        for loop in group.loops { #expect(occupy(loop, until: release)) }
+        let chosen = (0..<6).map { _ in group.nextLoop().index }
+        #expect(chosen.filter { $0 == 0 }.count == 3 && chosen.filter { $0 == 1 }.count == 3, "\(chosen)")
+    }
+}
