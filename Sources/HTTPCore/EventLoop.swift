@@ -45,6 +45,9 @@ public final class EventLoop: @unchecked Sendable {
     public let queue: DispatchQueue
     /// Position in its `EventLoopGroup` (0-based).
     public let index: Int
+    /// The group this loop belongs to (nil for a loop made on its own). Set once by the group's
+    /// `init`, before the loop is handed to anyone.
+    public fileprivate(set) weak var group: EventLoopGroup?
     private let epollDescriptor: Int32
     /// Work for the loop's thread (``execute(_:)``); its eventfd is in the set with id 0, never a member's.
     private let tasks = EventLoopTasks()
@@ -261,6 +264,18 @@ public final class EventLoopGroup: Sendable {
 
     public init(count: Int, sweepInterval: Duration) {
         loops = (0..<max(1, count)).map { EventLoop(index: $0, sweepInterval: sweepInterval) }
+        for loop in loops { loop.group = self }
+    }
+
+    /// Where a long-lived member that is free to move (a tunnel, whose sockets are out of every
+    /// loop when it starts) should live: the first idle loop before `loop` in the group, else
+    /// `loop`. Light load thus gathers on the first loops, as with ``nextLoop()``. Any thread.
+    public func gatheringLoop(from loop: EventLoop) -> EventLoop {
+        for candidate in loops {
+            if candidate === loop { break }
+            if candidate.isIdle { return candidate }
+        }
+        return loop
     }
 
     /// The loop for a new member: the first idle loop (its thread waiting for events with nothing
