@@ -74,6 +74,12 @@ public final class EventLoop: @unchecked Sendable {
     /// When the current round of events was harvested (valid while `inBatch`).
     private var batchTime = DispatchTime.now()
     private var drainScheduled = false
+    /// Percent of the last load window the loop's thread spent in rounds (any thread reads it).
+    private let recentBusyPercent = Atomic<Int>(0)
+    /// The current load window: when it began and the round time in it (uptime ns; loop thread only).
+    private var loadWindowStart = DispatchTime.now().uptimeNanoseconds
+    private var loadWindowBusy: UInt64 = 0
+    private static let loadWindow: UInt64 = 100_000_000
 
     /// `sweepInterval`: how often deadlines are checked.
     public init(index: Int, sweepInterval: Duration) {
@@ -116,6 +122,10 @@ public final class EventLoop: @unchecked Sendable {
     /// snapshot; any thread).
     public var isIdle: Bool { tasks.isAsleep }
 
+    /// Percent of the last measured window (about 100 ms of the loop's activity) its thread spent
+    /// serving rounds; stale while the loop sleeps (see `isIdle`). Any thread.
+    public var recentLoadPercent: Int { recentBusyPercent.load(ordering: .relaxed) }
+
     /// One round, on `queue` (called by the loop's thread through `queue.sync`): serves the `count`
     /// events the thread harvested into `events`, then the queued tasks. Returns false when the
     /// thread may block in its next wait (nothing left to do, and the task list marked asleep), true
@@ -135,7 +145,19 @@ public final class EventLoop: @unchecked Sendable {
         settleRound()
         let more = runTasks()
         inBatch = false
+        noteRoundTime(since: batchTime.uptimeNanoseconds)
         return more
+    }
+
+    /// Adds a round's duration to the load window, and closes the window when it is long enough.
+    private func noteRoundTime(since start: UInt64) {
+        let end = DispatchTime.now().uptimeNanoseconds
+        loadWindowBusy &+= end &- start
+        let length = end &- loadWindowStart
+        guard length >= EventLoop.loadWindow else { return }
+        recentBusyPercent.store(Int(min(100, loadWindowBusy * 100 / length)), ordering: .relaxed)
+        loadWindowStart = end
+        loadWindowBusy = 0
     }
 
     /// Runs the queued tasks, pass by pass (a task may queue more), each pass settled like a round.
@@ -268,15 +290,19 @@ public final class EventLoopGroup: Sendable {
     }
 
     /// Where a long-lived member that is free to move (a tunnel, whose sockets are out of every
-    /// loop when it starts) should live: the first idle loop before `loop` in the group, else
-    /// `loop`. Light load thus gathers on the first loops, as with ``nextLoop()``. Any thread.
+    /// loop when it starts) should live: the first loop before `loop` in the group that is idle or
+    /// was busy less than half of its last load window, else `loop`. Light load thus gathers on the
+    /// first loops, as with ``nextLoop()``. Any thread.
     public func gatheringLoop(from loop: EventLoop) -> EventLoop {
         for candidate in loops {
             if candidate === loop { break }
-            if candidate.isIdle { return candidate }
+            if candidate.isIdle || candidate.recentLoadPercent < EventLoopGroup.gatheringLoadPercent { return candidate }
         }
         return loop
     }
+
+    /// A loop busier than this (percent of its last load window) takes no more gathering members.
+    static let gatheringLoadPercent = 50
 
     /// The loop for a new member: the first idle loop (its thread waiting for events with nothing
     /// queued), else the next one round-robin. Light load then gathers on the first loops, whose

@@ -15,7 +15,7 @@ private func waitUntilIdle(_ group: EventLoopGroup) -> Bool {
 }
 
 /// Keeps `loop` busy (a task that waits) until `release` is signalled; returns once the task runs.
-private func occupy(_ loop: EventLoop, until release: DispatchSemaphore) -> Bool {
+func occupy(_ loop: EventLoop, until release: DispatchSemaphore) -> Bool {
     let running = DispatchSemaphore(value: 0)
     loop.execute {
         running.signal()
@@ -24,7 +24,24 @@ private func occupy(_ loop: EventLoop, until release: DispatchSemaphore) -> Bool
     return running.wait(timeout: .now() + 10) == .success
 }
 
-@Suite("EventLoopGroup.nextLoop: new members go to the first idle loop, else round-robin")
+/// Makes `loop` busy for most of a load window (one round that closes the window before, then one
+/// kept busy for 150 ms) and returns its recent load afterwards (-1 if a round did not run).
+func loadHeavily(_ loop: EventLoop) -> Int {
+    for wait in [120_000, 150_000] as [UInt32] {
+        let release = DispatchSemaphore(value: 0)
+        guard occupy(loop, until: release) else { return -1 }
+        usleep(wait)
+        release.signal()
+        // Each in a round of its own.
+        var waited = 0
+        while !loop.isIdle && waited < 2000 { usleep(1_000); waited += 1 }
+    }
+    let done = DispatchSemaphore(value: 0)
+    loop.execute { done.signal() }
+    return done.wait(timeout: .now() + 10) == .success ? loop.recentLoadPercent : -1
+}
+
+@Suite("EventLoopGroup placement: new members go to the first idle loop, else round-robin; a loop's recent load")
 struct EventLoopPlacementTests {
     /// Loops whose threads wait for events with nothing queued are idle; one running a task is not.
     @Test func aLoopRunningATaskIsNotIdle() {
@@ -65,5 +82,20 @@ struct EventLoopPlacementTests {
         for loop in group.loops { #expect(occupy(loop, until: release)) }
         let chosen = (0..<6).map { _ in group.nextLoop().index }
         #expect(chosen.filter { $0 == 0 }.count == 3 && chosen.filter { $0 == 1 }.count == 3, "\(chosen)")
+    }
+
+    /// A loop's recent load is the share of its last load window spent in rounds: high after rounds
+    /// that kept it busy, low after a window of waiting.
+    @Test func recentLoadFollowsTheTimeSpentInRounds() {
+        let group = EventLoopGroup(count: 1, sweepInterval: .seconds(3600))
+        let loop = group.loops[0]
+        #expect(loadHeavily(loop) >= 50)
+        // A window of mostly waiting: ~150 ms asleep, then a short round closes it.
+        usleep(150_000)
+        let done = DispatchSemaphore(value: 0)
+        loop.execute { done.signal() }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(waitUntilIdle(group))
+        #expect(loop.recentLoadPercent < 50)
     }
 }
