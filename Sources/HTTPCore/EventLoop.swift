@@ -292,7 +292,8 @@ public final class EventLoopGroup: Sendable {
     /// Where a long-lived member that is free to move (a tunnel, whose sockets are out of every
     /// loop when it starts) should live: the first loop before `loop` in the group that is idle or
     /// was busy less than half of its last load window, else `loop`. Light load thus gathers on the
-    /// first loops, as with ``nextLoop()``. Any thread.
+    /// first loops, whose rounds then serve more sockets per wake-up (each wake-up of a loop's
+    /// thread costs a thread switch, more than the little work a small message needs). Any thread.
     public func gatheringLoop(from loop: EventLoop) -> EventLoop {
         for candidate in loops {
             if candidate === loop { break }
@@ -304,14 +305,9 @@ public final class EventLoopGroup: Sendable {
     /// A loop busier than this (percent of its last load window) takes no more gathering members.
     static let gatheringLoadPercent = 50
 
-    /// The loop for a new member: the first idle loop (its thread waiting for events with nothing
-    /// queued), else the next one round-robin. Light load then gathers on the first loops, whose
-    /// rounds serve more sockets per wake-up (each wake-up of a loop's thread costs a thread switch,
-    /// more than the little work it does then); as a loop gets busier it is idle less often and new
-    /// members spread, and members that arrive together (a burst of connections) spread at once,
-    /// since a loop chosen is woken and so no longer idle. Any thread.
+    /// The loop for a new member: the next one round-robin (connections whose load is unknown when
+    /// they arrive stay evenly spread; see ``gatheringLoop(from:)`` for tunnels). Any thread.
     public func nextLoop() -> EventLoop {
-        for loop in loops where loop.isIdle { return loop }
         let i = next.add(1, ordering: .relaxed).oldValue
         return loops[i % loops.count]
     }
