@@ -16,9 +16,11 @@ import Locking
 ///   moved either way for `idleTimeout`.
 /// - Fairness: a turn reads at most a few chunks from one end, then yields to the loop's other members.
 ///
-/// Lifetime: ``start(_:_:settings:)`` registers both ends with their (common) loop, which holds the
-/// tunnel until it closes. Thread-safety (why `@unchecked Sendable` is sound): every property is used
-/// on the loop's queue only (the `EventLoopMember` contract); `start` hops there.
+/// Lifetime: ``start(_:_:settings:)`` registers both ends with one loop, which holds the tunnel until
+/// it closes: the connections' common loop, or an earlier loop of its group that is idle at that
+/// moment (`EventLoopGroup.gatheringLoop(from:)`: light tunnel traffic gathers on few loops, which
+/// then serve more messages per wake-up). Thread-safety (why `@unchecked Sendable` is sound): every
+/// property is used on that loop's queue only (the `EventLoopMember` contract); `start` hops there.
 public final class ByteTunnel: @unchecked Sendable {
     public struct Settings: Sendable {
         /// No byte either way for this long closes the tunnel.
@@ -90,11 +92,11 @@ public final class ByteTunnel: @unchecked Sendable {
     private var deadline: UInt64
     private var closed = false
 
-    private init(_ first: DetachedConnection, _ second: DetachedConnection, settings: Settings) {
+    private init(_ first: DetachedConnection, _ second: DetachedConnection, loop: EventLoop, settings: Settings) {
         ends = [End(index: 0, transport: first.transport), End(index: 1, transport: second.transport)]
-        loop = first.loop
+        self.loop = loop
         self.settings = settings
-        scratch = ByteTunnel.scratch(for: first.loop)
+        scratch = ByteTunnel.scratch(for: loop)
         pending[0] = second.pendingOutput + first.bufferedInput
         pending[1] = first.pendingOutput + second.bufferedInput
         idleNanoseconds = UInt64(settings.idleTimeout.clampedNanoseconds)
@@ -102,7 +104,7 @@ public final class ByteTunnel: @unchecked Sendable {
     }
 
     /// Joins `first` and `second` (which must share one event loop; else both are closed) and starts
-    /// moving bytes. What `first` had read beyond its HTTP message goes to `second` after what
+    /// moving bytes, on that loop or an earlier idle one of its group (see the type's Lifetime). What `first` had read beyond its HTTP message goes to `second` after what
     /// `second` had queued, and the same the other way. Call from any thread.
     public static func start(_ first: DetachedConnection, _ second: DetachedConnection, settings: Settings) {
         guard first.loop === second.loop else {
@@ -114,8 +116,13 @@ public final class ByteTunnel: @unchecked Sendable {
         let begin: @Sendable () -> Void = {
             guard first.take() else { second.close(); return }
             guard second.take() else { first.transport.close(); return }
-            let tunnel = ByteTunnel(first, second, settings: settings)
-            tunnel.run()
+            // Both sockets are out of every loop now: the tunnel may live on another loop.
+            let home = loop.group?.gatheringLoop(from: loop) ?? loop
+            if home === loop {
+                ByteTunnel(first, second, loop: loop, settings: settings).run()
+            } else {
+                home.execute { ByteTunnel(first, second, loop: home, settings: settings).run() }
+            }
         }
         if loop.isCurrent { begin() } else { loop.execute(begin) }
     }

@@ -45,6 +45,9 @@ public final class EventLoop: @unchecked Sendable {
     public let queue: DispatchQueue
     /// Position in its `EventLoopGroup` (0-based).
     public let index: Int
+    /// The group this loop belongs to (nil for a loop made on its own). Set once by the group's
+    /// `init`, before the loop is handed to anyone.
+    public fileprivate(set) weak var group: EventLoopGroup?
     private let epollDescriptor: Int32
     /// Work for the loop's thread (``execute(_:)``); its eventfd is in the set with id 0, never a member's.
     private let tasks = EventLoopTasks()
@@ -71,6 +74,12 @@ public final class EventLoop: @unchecked Sendable {
     /// When the current round of events was harvested (valid while `inBatch`).
     private var batchTime = DispatchTime.now()
     private var drainScheduled = false
+    /// Percent of the last load window the loop's thread spent in rounds (any thread reads it).
+    private let recentBusyPercent = Atomic<Int>(0)
+    /// The current load window: when it began and the round time in it (uptime ns; loop thread only).
+    private var loadWindowStart = DispatchTime.now().uptimeNanoseconds
+    private var loadWindowBusy: UInt64 = 0
+    private static let loadWindow: UInt64 = 100_000_000
 
     /// `sweepInterval`: how often deadlines are checked.
     public init(index: Int, sweepInterval: Duration) {
@@ -109,6 +118,14 @@ public final class EventLoop: @unchecked Sendable {
         tasks.add(task)
     }
 
+    /// The loop's thread waits for events with nothing queued: the loop is idle at this moment (a
+    /// snapshot; any thread).
+    public var isIdle: Bool { tasks.isAsleep }
+
+    /// Percent of the last measured window (about 100 ms of the loop's activity) its thread spent
+    /// serving rounds; stale while the loop sleeps (see `isIdle`). Any thread.
+    public var recentLoadPercent: Int { recentBusyPercent.load(ordering: .relaxed) }
+
     /// One round, on `queue` (called by the loop's thread through `queue.sync`): serves the `count`
     /// events the thread harvested into `events`, then the queued tasks. Returns false when the
     /// thread may block in its next wait (nothing left to do, and the task list marked asleep), true
@@ -128,7 +145,19 @@ public final class EventLoop: @unchecked Sendable {
         settleRound()
         let more = runTasks()
         inBatch = false
+        noteRoundTime(since: batchTime.uptimeNanoseconds)
         return more
+    }
+
+    /// Adds a round's duration to the load window, and closes the window when it is long enough.
+    private func noteRoundTime(since start: UInt64) {
+        let end = DispatchTime.now().uptimeNanoseconds
+        loadWindowBusy &+= end &- start
+        let length = end &- loadWindowStart
+        guard length >= EventLoop.loadWindow else { return }
+        recentBusyPercent.store(Int(min(100, loadWindowBusy * 100 / length)), ordering: .relaxed)
+        loadWindowStart = end
+        loadWindowBusy = 0
     }
 
     /// Runs the queued tasks, pass by pass (a task may queue more), each pass settled like a round.
@@ -249,7 +278,7 @@ public final class EventLoop: @unchecked Sendable {
     }
 }
 
-/// A fixed set of event loops; new members are spread over them round-robin (`nextLoop`).
+/// A fixed set of event loops, and where new members go (`nextLoop`).
 /// Thread-safety: immutable array plus an atomic counter.
 public final class EventLoopGroup: Sendable {
     public let loops: [EventLoop]
@@ -257,8 +286,27 @@ public final class EventLoopGroup: Sendable {
 
     public init(count: Int, sweepInterval: Duration) {
         loops = (0..<max(1, count)).map { EventLoop(index: $0, sweepInterval: sweepInterval) }
+        for loop in loops { loop.group = self }
     }
 
+    /// Where a long-lived member that is free to move (a tunnel, whose sockets are out of every
+    /// loop when it starts) should live: the first loop before `loop` in the group that is idle or
+    /// was busy less than half of its last load window, else `loop`. Light load thus gathers on the
+    /// first loops, whose rounds then serve more sockets per wake-up (each wake-up of a loop's
+    /// thread costs a thread switch, more than the little work a small message needs). Any thread.
+    public func gatheringLoop(from loop: EventLoop) -> EventLoop {
+        for candidate in loops {
+            if candidate === loop { break }
+            if candidate.isIdle || candidate.recentLoadPercent < EventLoopGroup.gatheringLoadPercent { return candidate }
+        }
+        return loop
+    }
+
+    /// A loop busier than this (percent of its last load window) takes no more gathering members.
+    static let gatheringLoadPercent = 50
+
+    /// The loop for a new member: the next one round-robin (connections whose load is unknown when
+    /// they arrive stay evenly spread; see ``gatheringLoop(from:)`` for tunnels). Any thread.
     public func nextLoop() -> EventLoop {
         let i = next.add(1, ordering: .relaxed).oldValue
         return loops[i % loops.count]

@@ -50,6 +50,10 @@ final class EventLoopTasks: Sendable {
         if wake { self.wake() }
     }
 
+    /// The loop's thread waits (or is about to wait) for events with no task queued: the loop is idle
+    /// at this moment. A snapshot; any thread.
+    var isAsleep: Bool { state.withLock { $0.asleep } }
+
     /// Ends the loop thread's current or next `epoll_wait`.
     func wake() {
         var one: UInt64 = 1

@@ -121,4 +121,79 @@ import Testing
         _ = fcntl(t.client, F_SETFL, fcntl(t.client, F_GETFL))
         #expect(Self.receive(t.client, written) == [UInt8](repeating: 7, count: written))
     }
+
+    // MARK: Which loop a tunnel lives on
+
+    /// Waits (bounded) until `loop` is idle; true if it was.
+    private static func waitUntilIdle(_ loop: EventLoop) -> Bool {
+        for _ in 0..<2000 {
+            if loop.isIdle { return true }
+            usleep(1_000)
+        }
+        return false
+    }
+
+    /// A tunnel of two connections of loop 1 (`group` has 2 loops); the outer ends.
+    private static func tunnelOnSecondLoop(_ group: EventLoopGroup) -> (client: Int32, upstream: Int32) {
+        let loop = group.loops[1]
+        let a = pair(), b = pair()
+        ByteTunnel.start(DetachedConnection(transport: PlainTCPTransport(descriptor: a.inner), loop: loop),
+                         DetachedConnection(transport: PlainTCPTransport(descriptor: b.inner), loop: loop),
+                         settings: .init(idleTimeout: .seconds(30)))
+        return (a.outer, b.outer)
+    }
+
+    /// Light load gathers: a tunnel whose connections were on loop 1 moves to loop 0 when that is idle,
+    /// so it carries bytes while loop 1 is kept busy.
+    @Test func aTunnelMovesToAnIdleEarlierLoop() {
+        let group = EventLoopGroup(count: 2, sweepInterval: .seconds(3600))
+        #expect(Self.waitUntilIdle(group.loops[0]))
+        let t = Self.tunnelOnSecondLoop(group)
+        defer { close(t.client); close(t.upstream) }
+        Self.send(t.client, Array("before".utf8))
+        #expect(Self.receive(t.upstream, 6) == Array("before".utf8))
+        let release = DispatchSemaphore(value: 0)
+        defer { release.signal() }
+        #expect(occupy(group.loops[1], until: release))
+        Self.send(t.client, Array("while loop 1 is busy".utf8))
+        #expect(Self.receive(t.upstream, 20) == Array("while loop 1 is busy".utf8))
+        Self.send(t.upstream, Array("back".utf8))
+        #expect(Self.receive(t.client, 4) == Array("back".utf8))
+    }
+
+    /// An earlier loop that is busy at that instant but was lightly loaded still takes the tunnel:
+    /// started while loop 0 runs a task, it then carries bytes while loop 1 is kept busy.
+    @Test func aTunnelMovesToALightlyLoadedEarlierLoopThatIsBusyAtThatInstant() {
+        let group = EventLoopGroup(count: 2, sweepInterval: .seconds(3600))
+        #expect(Self.waitUntilIdle(group.loops[0]))
+        let first = DispatchSemaphore(value: 0)
+        #expect(occupy(group.loops[0], until: first))
+        let t = Self.tunnelOnSecondLoop(group)
+        defer { close(t.client); close(t.upstream) }
+        #expect(Self.waitUntilIdle(group.loops[1]))  // the start ran on loop 1
+        first.signal()
+        Self.send(t.client, Array("before".utf8))
+        #expect(Self.receive(t.upstream, 6) == Array("before".utf8))
+        let release = DispatchSemaphore(value: 0)
+        defer { release.signal() }
+        #expect(occupy(group.loops[1], until: release))
+        Self.send(t.client, Array("while loop 1 is busy".utf8))
+        #expect(Self.receive(t.upstream, 20) == Array("while loop 1 is busy".utf8))
+    }
+
+    /// A tunnel stays on its connections' loop when the earlier loop is neither idle nor lightly
+    /// loaded: it carries bytes while loop 0 is kept busy.
+    @Test func aTunnelStaysOnItsLoopWhenTheEarlierLoopIsBusy() {
+        let group = EventLoopGroup(count: 2, sweepInterval: .seconds(3600))
+        #expect(loadHeavily(group.loops[0]) >= 50)
+        let release = DispatchSemaphore(value: 0)
+        defer { release.signal() }
+        #expect(occupy(group.loops[0], until: release))
+        let t = Self.tunnelOnSecondLoop(group)
+        defer { close(t.client); close(t.upstream) }
+        Self.send(t.client, Array("while loop 0 is busy".utf8))
+        #expect(Self.receive(t.upstream, 20) == Array("while loop 0 is busy".utf8))
+        Self.send(t.upstream, Array("back".utf8))
+        #expect(Self.receive(t.client, 4) == Array("back".utf8))
+    }
 }
