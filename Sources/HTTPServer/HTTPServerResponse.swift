@@ -15,6 +15,16 @@ public struct HTTPServerResponse: Sendable {
             forwarded = nil
             prepared = nil
         }
+        // In place (`response.head.headerFields[x] = y`): the fields' storage is changed where it is,
+        // not copied out, copied again on write (every field) and stored back.
+        _modify {
+            if let forwarded {
+                built = forwarded.response
+                self.forwarded = nil
+            }
+            prepared = nil
+            yield &built
+        }
     }
     /// The head when it is not forwarded (a placeholder while it is).
     private var built: HTTPResponse
