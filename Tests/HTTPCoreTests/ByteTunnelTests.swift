@@ -133,6 +133,16 @@ import Testing
         return false
     }
 
+    /// Expects the tunnel to carry `message` from client to upstream while `loop` runs a task that
+    /// holds it (released when the test ends: the semaphore is returned).
+    private func expectCarries(_ t: (client: Int32, upstream: Int32), _ message: String, whileBusy loop: EventLoop) -> DispatchSemaphore {
+        let release = DispatchSemaphore(value: 0)
+        #expect(occupy(loop, until: release))
+        Self.send(t.client, Array(message.utf8))
+        #expect(Self.receive(t.upstream, message.utf8.count) == Array(message.utf8))
+        return release
+    }
+
     /// A tunnel of two connections of loop 1 (`group` has 2 loops); the outer ends.
     private static func tunnelOnSecondLoop(_ group: EventLoopGroup) -> (client: Int32, upstream: Int32) {
         let loop = group.loops[1]
@@ -152,11 +162,8 @@ import Testing
         defer { close(t.client); close(t.upstream) }
         Self.send(t.client, Array("before".utf8))
         #expect(Self.receive(t.upstream, 6) == Array("before".utf8))
-        let release = DispatchSemaphore(value: 0)
+        let release = expectCarries(t, "while loop 1 is busy", whileBusy: group.loops[1])
         defer { release.signal() }
-        #expect(occupy(group.loops[1], until: release))
-        Self.send(t.client, Array("while loop 1 is busy".utf8))
-        #expect(Self.receive(t.upstream, 20) == Array("while loop 1 is busy".utf8))
         Self.send(t.upstream, Array("back".utf8))
         #expect(Self.receive(t.client, 4) == Array("back".utf8))
     }
@@ -174,11 +181,7 @@ import Testing
         first.signal()
         Self.send(t.client, Array("before".utf8))
         #expect(Self.receive(t.upstream, 6) == Array("before".utf8))
-        let release = DispatchSemaphore(value: 0)
-        defer { release.signal() }
-        #expect(occupy(group.loops[1], until: release))
-        Self.send(t.client, Array("while loop 1 is busy".utf8))
-        #expect(Self.receive(t.upstream, 20) == Array("while loop 1 is busy".utf8))
+        expectCarries(t, "while loop 1 is busy", whileBusy: group.loops[1]).signal()
     }
 
     /// A tunnel stays on its connections' loop when the earlier loop is neither idle nor lightly

@@ -14,59 +14,47 @@ struct TriageFields {
     var forbidsTransform = false
     var hasVary = false
 
+    /// Lines seen of the fields whose value is kept from the first line.
+    private var encodingLines = 0, typeLines = 0
+
     /// The fields of `response`'s head, read from a forwarded head's bytes without building it.
     init(_ response: HTTPServerResponse) {
         guard let forwarded = response.forwarded else { self = TriageFields(response.head.headerFields); return }
-        var encodingLines = 0, typeLines = 0
-        var contentEncoding: String?, contentType: String?, forbidsTransform = false, hasVary = false
-        forwarded.forEachKeptField { name, value in
-            @inline(__always) func named(_ literal: StaticString) -> Bool { asciiCaseInsensitiveEquals(name, literal) }
-            switch name.count {
-            case 16 where named("content-encoding"):
-                encodingLines += 1
-                if encodingLines == 1 { contentEncoding = String(decoding: value, as: UTF8.self) }
-            case 12 where named("content-type"):
-                typeLines += 1
-                if typeLines == 1 { contentType = String(decoding: value, as: UTF8.self) }
-            case 13 where named("cache-control"):
-                if !forbidsTransform && ProxyResponseHeaders.forbidsTransform(cacheControl: String(decoding: value, as: UTF8.self)) {
-                    forbidsTransform = true
-                }
-            case 4 where named("vary"):
-                hasVary = true
-            default:
-                break
-            }
-        }
-        let appended = TriageFields(forwarded.appended)
-        self.hasVary = hasVary || appended.hasVary
-        self.forbidsTransform = forbidsTransform || appended.forbidsTransform
-        // Several lines (or appended ones): exactly what the subscript answers (the rare case keeps its cost).
-        self.contentEncoding = encodingLines > 1 || appended.contentEncoding != nil ? forwarded.value(.contentEncoding) : contentEncoding
-        self.contentType = typeLines > 1 || appended.contentType != nil ? forwarded.value(.contentType) : contentType
+        forwarded.forEachKeptField { name, value in take(name) { String(decoding: value, as: UTF8.self) } }
+        for field in forwarded.appended { take(field) }
+        // Several lines: exactly what the subscript answers (the rare case keeps its cost).
+        if encodingLines > 1 { contentEncoding = forwarded.value(.contentEncoding) }
+        if typeLines > 1 { contentType = forwarded.value(.contentType) }
     }
 
     init(_ fields: HTTPFields) {
-        var encodingLines = 0, typeLines = 0
-        for field in fields {
-            // By length first: most names match none of these, and a failed String == is a call.
-            switch field.name.canonicalName.utf8.count {
-            case 16 where field.name == .contentEncoding:
-                encodingLines += 1
-                if encodingLines == 1 { contentEncoding = field.value }
-            case 12 where field.name == .contentType:
-                typeLines += 1
-                if typeLines == 1 { contentType = field.value }
-            case 13 where field.name == .cacheControl:
-                if !forbidsTransform && ProxyResponseHeaders.forbidsTransform(cacheControl: field.value) { forbidsTransform = true }
-            case 4 where field.name == .vary:
-                hasVary = true
-            default:
-                continue
-            }
-        }
+        for field in fields { take(field) }
         // Several lines: exactly what the subscript answers (the rare case keeps its cost).
         if encodingLines > 1 { contentEncoding = fields[.contentEncoding] }
         if typeLines > 1 { contentType = fields[.contentType] }
+    }
+
+    private mutating func take(_ field: HTTPField) {
+        var canonical = field.name.canonicalName
+        canonical.withUTF8 { name in take(name) { field.value } }
+    }
+
+    /// Takes one field into account: `name` in any case, `value` asked for only by the fields decided on.
+    private mutating func take(_ name: UnsafeBufferPointer<UInt8>, value: () -> String) {
+        // By length first: most names match none of these.
+        switch name.count {
+        case 16 where asciiCaseInsensitiveEquals(name, "content-encoding"):
+            encodingLines += 1
+            if encodingLines == 1 { contentEncoding = value() }
+        case 12 where asciiCaseInsensitiveEquals(name, "content-type"):
+            typeLines += 1
+            if typeLines == 1 { contentType = value() }
+        case 13 where asciiCaseInsensitiveEquals(name, "cache-control"):
+            if !forbidsTransform && ProxyResponseHeaders.forbidsTransform(cacheControl: value()) { forbidsTransform = true }
+        case 4 where asciiCaseInsensitiveEquals(name, "vary"):
+            hasVary = true
+        default:
+            break
+        }
     }
 }

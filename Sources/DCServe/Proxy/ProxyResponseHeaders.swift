@@ -49,7 +49,7 @@ public enum ProxyResponseHeaders {
                 if HopByHopFields.isHopByHop(nameBytes: nameBytes)
                     || (!listed.isEmpty && listed.contains { asciiCaseInsensitiveEquals(nameBytes, $0) }) {
                     out.removeField(at: i)
-                } else if policy.via && asciiCaseInsensitiveEquals(nameBytes, viaBytes) {
+                } else if policy.via && asciiCaseInsensitiveEquals(nameBytes, "via") {
                     let fieldValue = String(decoding: value(i), as: UTF8.self)
                     via += via.isEmpty ? fieldValue : ", " + fieldValue
                     out.removeField(at: i)
@@ -67,9 +67,6 @@ public enum ProxyResponseHeaders {
     public static func make(_ head: ParsedResponseHead, protocolVersion: String = "1.1", policy: ProxyHeaderPolicy) -> HTTPResponse {
         forwarded(head, protocolVersion: protocolVersion, policy: policy).response
     }
-
-    private static let connectionBytes = Array("connection".utf8)
-    private static let viaBytes = Array("via".utf8)
 
     /// Whether `Cache-Control` carries `no-transform` (RFC 9110 §7.7, RFC 9111 §5.2.2.6): then no
     /// intermediary may change the content coding or the body.

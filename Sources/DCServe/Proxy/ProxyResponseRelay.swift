@@ -284,11 +284,7 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
                 if ProxyResponseHeaders.forbidsTransform(cacheControl: String(decoding: value, as: UTF8.self)) { transformable = false }
             case 12 where !sawType && asciiCaseInsensitiveEquals(name, "content-type"):
                 sawType = true
-                let prefix: StaticString = "text/event-stream"
-                if value.count >= prefix.utf8CodeUnitCount,
-                   asciiCaseInsensitiveEquals(UnsafeBufferPointer(rebasing: value[..<prefix.utf8CodeUnitCount]), prefix) {
-                    transformable = false
-                }
+                if Self.isEventStream(contentType: value) { transformable = false }
             default:
                 break
             }
@@ -300,13 +296,15 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
     /// Whether the (first) `Content-Type` is `text/event-stream` (any case, any parameters): the
     /// check `fields[.contentType]?.lowercased().hasPrefix("text/event-stream")` without building strings.
     static func isEventStream(_ fields: HTTPFields) -> Bool {
-        guard let value = fields.first(where: { $0.name == .contentType })?.value else { return false }
-        let prefix = "text/event-stream".utf8
-        var bytes = value.utf8.makeIterator()
-        for expected in prefix {
-            guard let b = bytes.next(), b == expected || (b >= 0x41 && b <= 0x5A && b | 0x20 == expected) else { return false }
-        }
-        return true
+        guard var value = fields.first(where: { $0.name == .contentType })?.value else { return false }
+        return value.withUTF8 { isEventStream(contentType: $0) }
+    }
+
+    /// Whether a `Content-Type` value (bytes) names `text/event-stream`, in any case, with any parameters.
+    static func isEventStream(contentType value: UnsafeBufferPointer<UInt8>) -> Bool {
+        let prefix: StaticString = "text/event-stream"
+        return value.count >= prefix.utf8CodeUnitCount
+            && asciiCaseInsensitiveEquals(UnsafeBufferPointer(rebasing: value[..<prefix.utf8CodeUnitCount]), prefix)
     }
 
     private func buffered(_ cleaned: HTTPServerResponse, _ body: [UInt8]) -> HTTPServerResponse {
