@@ -25,13 +25,6 @@ public enum HopByHopFields {
         return canonical.withUTF8 { isHopByHop(nameBytes: $0) }
     }
 
-    /// ``isHopByHop(_:)`` for a field name given as bytes in any case (a `Connection` member); false for
-    /// non-names.
-    static func isHopByHop<C: Collection<UInt8>>(token bytes: C) -> Bool {
-        bytes.withContiguousStorageIfAvailable { isHopByHop(nameBytes: $0) }
-            ?? Array(bytes).withUnsafeBufferPointer { isHopByHop(nameBytes: $0) }
-    }
-
     /// The one table of ``names``, on name bytes as received (any case): by length first, so the usual
     /// end-to-end field costs one switch.
     @inline(__always)
@@ -70,15 +63,18 @@ public enum HopByHopFields {
     }
 
     /// The names `Connection` lists that are not removed anyway: ``connectionListed(in:)`` without
-    /// ``names``. Empty, without allocating, for the usual `Connection: keep-alive` or none.
+    /// ``names``. Empty, without allocating, for the usual `Connection: keep-alive` or none. (The
+    /// members are read by ``extraConnectionListed(_:)``, the one scan of them on bytes.)
     static func extraConnectionListed(in fields: HTTPFields) -> Set<HTTPField.Name> {
         var listed = Set<HTTPField.Name>()
-        for field in fields where field.name == .connection {
-            for token in field.value.fieldMembers(separatedBy: ",") {
-                // The usual members (`keep-alive`, `close`…) are checked on their bytes: no Name made.
-                guard !token.isEmpty, !isHopByHop(token: token.utf8), let name = HTTPField.Name(String(token)) else { continue }
-                listed.insert(name)
+        let tokens = extraConnectionListed { body in
+            for field in fields where field.name == .connection {
+                var name = field.name.canonicalName
+                name.withUTF8 { name in field.withUnsafeBytesOfValue { body(name, $0) } }
             }
+        }
+        for token in tokens {
+            if let name = HTTPField.Name(String(decoding: token, as: UTF8.self)) { listed.insert(name) }
         }
         return listed
     }
