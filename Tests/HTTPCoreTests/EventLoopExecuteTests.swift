@@ -52,11 +52,7 @@ private final class QueueingMember: EventLoopMember, @unchecked Sendable {
     init(descriptor: Int32, loop: EventLoop) { (self.descriptor, self.loop) = (descriptor, loop) }
 
     func handleEvents(_ mask: UInt32) {
-        guard mask & 0x001 != 0 else { return }  // EPOLLIN
-        var buffer = [UInt8](repeating: 0, count: 16)
-        var got = 0
-        while case let n = read(descriptor, &buffer, buffer.count), n > 0 { got += n }
-        guard got > 0 else { return }
+        guard drainedInput(descriptor, mask) else { return }
         let loop = loop
         note("event")
         loop.execute { [self] in

@@ -53,11 +53,7 @@ private final class DeferringMember: EventLoopMember, @unchecked Sendable {
     }
 
     func handleEvents(_ mask: UInt32) {
-        guard mask & 0x001 != 0 else { return }  // EPOLLIN
-        var buffer = [UInt8](repeating: 0, count: 256)
-        var got = 0
-        while case let n = read(descriptor, &buffer, buffer.count), n > 0 { got += n }
-        guard got > 0 else { return }
+        guard drainedInput(descriptor, mask) else { return }
         let deferred = loop.deferFlush(self)
         log.append("handle \(name) deferred=\(deferred)")
     }
@@ -110,11 +106,7 @@ private final class ThreadNotingMember: EventLoopMember, @unchecked Sendable {
     init(descriptor: Int32, loop: EventLoop) { (self.descriptor, self.loop) = (descriptor, loop) }
 
     func handleEvents(_ mask: UInt32) {
-        guard mask & 0x001 != 0 else { return }  // EPOLLIN
-        var buffer = [UInt8](repeating: 0, count: 16)
-        var got = 0
-        while case let n = read(descriptor, &buffer, buffer.count), n > 0 { got += n }
-        guard got > 0 else { return }
+        guard drainedInput(descriptor, mask) else { return }
         var name = [CChar](repeating: 0, count: 32)
         dcserve_thread_name(&name)
         let entry = (pthread_self(), String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), loop.isCurrent)
@@ -252,4 +244,14 @@ struct EventLoopTests {
         }
         #expect(Set(ids).count == ids.count && !ids.contains(0))
     }
+}
+
+/// For a test member's `handleEvents`: on EPOLLIN, reads `descriptor` until it has nothing more;
+/// true if anything was read.
+func drainedInput(_ descriptor: Int32, _ mask: UInt32) -> Bool {
+    guard mask & 0x001 != 0 else { return false }  // EPOLLIN
+    var buffer = [UInt8](repeating: 0, count: 256)
+    var got = 0
+    while case let n = read(descriptor, &buffer, buffer.count), n > 0 { got += n }
+    return got > 0
 }
