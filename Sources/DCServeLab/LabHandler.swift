@@ -19,7 +19,7 @@ public struct LabHandler: HTTPHandler {
 
     public init() { runs = LabRunStore() }
 
-    public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+    public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
         respond(answer(request))
     }
 

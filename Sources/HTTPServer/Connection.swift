@@ -34,6 +34,8 @@ import HTTPCore
 final class Connection: EventLoopMember, @unchecked Sendable {
     let id: UInt64
     let remoteAddress: String
+    /// `remoteAddress`'s host part, for every request's `remoteHost`.
+    private let remoteHost: String
     let queue: DispatchQueue
     let loop: EventLoop
     private let context: ServerContext
@@ -96,6 +98,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     init(id: UInt64, transport: ByteTransport, remoteAddress: String, context: ServerContext) {
         self.id = id
         self.remoteAddress = remoteAddress
+        self.remoteHost = HTTPServerRequest.host(ofPeerAddress: remoteAddress)
         self.context = context
         self.transport = transport
         self.prefetchable = transport is PlainTCPTransport
@@ -390,7 +393,8 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         }
         var request = HTTPServerRequest(head: head, body: parsed.body, version: parsed.version,
                                         remoteAddress: remoteAddress, connectionID: id, sequenceNumber: machine.requestsServed,
-                                        receivedSequence: lastReadSequence, eventLoop: loop, bodyStream: bodyStream)
+                                        receivedSequence: lastReadSequence, eventLoop: loop, bodyStream: bodyStream,
+                                        remoteHost: remoteHost)
         if parsed.version == .http1_1 {
             let channel = interimChannel ?? InterimResponseChannel(loop: loop, connection: self)
             interimChannel = channel

@@ -9,25 +9,25 @@ import HTTPCore
 /// compressions, I/O on slow disks, network calls) belongs on another queue or a Task, with `respond`
 /// called from there.
 public protocol HTTPHandler: Sendable {
-    func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void)
+    func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void)
 }
 
 /// Wraps a handler: may inspect or change the request, call `next` (or not), and change the response.
 /// Same calling contract as `HTTPHandler`.
 public protocol HTTPMiddleware: Sendable {
     func handle(_ request: HTTPServerRequest, next: any HTTPHandler,
-                respond: @escaping @Sendable (HTTPServerResponse) -> Void)
+                respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void)
 }
 
 /// A handler made from a closure.
 public struct ClosureHandler: HTTPHandler {
-    let body: @Sendable (HTTPServerRequest, @escaping @Sendable (HTTPServerResponse) -> Void) -> Void
+    let body: @Sendable (HTTPServerRequest, @escaping @Sendable (consuming HTTPServerResponse) -> Void) -> Void
 
-    public init(_ body: @escaping @Sendable (HTTPServerRequest, @escaping @Sendable (HTTPServerResponse) -> Void) -> Void) {
+    public init(_ body: @escaping @Sendable (HTTPServerRequest, @escaping @Sendable (consuming HTTPServerResponse) -> Void) -> Void) {
         self.body = body
     }
 
-    public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+    public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
         body(request, respond)
     }
 }
@@ -42,7 +42,7 @@ public struct MiddlewareHandler: HTTPHandler {
         self.next = next
     }
 
-    public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+    public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
         middleware.handle(request, next: next, respond: respond)
     }
 }

@@ -18,7 +18,7 @@ struct HTTPSRedirectHandler: HTTPHandler {
         func set(_ port: Int) { value.store(port, ordering: .relaxed) }
     }
 
-    func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+    func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
         guard request.head.scheme != "https" else { return next.handle(request, respond: respond) }
         guard let host = Self.hostWithoutPort(request.head.authority) else {
             return respond(.text(.badRequest, "a Host field naming this server is required"))

@@ -20,6 +20,8 @@ public struct HTTPServerRequest: Sendable {
     public var version: HTTPVersion
     /// Peer address, e.g. "127.0.0.1:53122" or "[::1]:53122".
     public var remoteAddress: String
+    /// The host part of `remoteAddress` (`127.0.0.1`, `::1`), made once per connection.
+    public var remoteHost: String
     /// Server-unique id of the connection the request arrived on (also in the access log).
     public var connectionID: UInt64
     /// Position of this request on its connection, starting at 1.
@@ -43,12 +45,14 @@ public struct HTTPServerRequest: Sendable {
 
     public init(head: HTTPRequest, body: [UInt8] = [], version: HTTPVersion = .http1_1,
                 remoteAddress: String = "", connectionID: UInt64 = 0, sequenceNumber: Int = 1,
-                receivedSequence: UInt64 = 0, eventLoop: EventLoop? = nil, bodyStream: RequestBodyStream? = nil) {
+                receivedSequence: UInt64 = 0, eventLoop: EventLoop? = nil, bodyStream: RequestBodyStream? = nil,
+                remoteHost: String? = nil) {
         self.head = head
         self.pathWithoutQuery = Self.pathWithoutQuery(of: head)
         self.body = body
         self.version = version
         self.remoteAddress = remoteAddress
+        self.remoteHost = remoteHost ?? Self.host(ofPeerAddress: remoteAddress)
         self.connectionID = connectionID
         self.sequenceNumber = sequenceNumber
         self.receivedSequence = receivedSequence
@@ -59,6 +63,20 @@ public struct HTTPServerRequest: Sendable {
     /// The request target's path without the query (`/a/b?x=1` → `/a/b`). Kept up to date with `head`
     /// (computed once per request, not by every middleware that asks).
     public private(set) var pathWithoutQuery: Substring
+
+    /// The host part of a peer address: `1.2.3.4:5` → `1.2.3.4`, `[::1]:5` → `::1`; an address
+    /// without a port (several colons and no brackets, or none) as it is.
+    public static func host(ofPeerAddress address: String) -> String {
+        // On the UTF-8 view: a search by Character would segment graphemes.
+        let u = address.utf8
+        if u.first == UInt8(ascii: "["), let close = u.firstIndex(of: UInt8(ascii: "]")) {
+            return String(address[u.index(after: u.startIndex)..<close])
+        }
+        if let colon = u.lastIndex(of: UInt8(ascii: ":")), u.firstIndex(of: UInt8(ascii: ":")) == colon {
+            return String(address[..<colon])
+        }
+        return address
+    }
 
     private static func pathWithoutQuery(of head: HTTPRequest) -> Substring {
         let path = head.path ?? "/"

@@ -57,7 +57,7 @@ public struct StaticFileHandler: HTTPHandler {
         self.snapshots = FileSnapshotCache(maximumFileBytes: snapshotFileBytes)
     }
 
-    public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+    public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
         respond(response(for: request))
     }
 

@@ -7,7 +7,7 @@ import Locking
 /// `seconds`: a handler may answer on another queue (large bodies, a dictionary read from the store).
 /// No response in time is a test failure.
 func awaitedResponse(seconds: Double = 60,
-                     _ start: (@escaping @Sendable (HTTPServerResponse) -> Void) -> Void) throws -> HTTPServerResponse {
+                     _ start: (@escaping @Sendable (consuming HTTPServerResponse) -> Void) -> Void) throws -> HTTPServerResponse {
     let box = Locked<HTTPServerResponse?>(nil)
     let done = DispatchSemaphore(value: 0)
     start { response in

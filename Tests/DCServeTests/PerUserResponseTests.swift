@@ -22,7 +22,7 @@ import TestSupport
     /// A handler like the example API's `/api/me`: the body depends on `Authorization`, the head does not.
     struct PerUserHandler: HTTPHandler {
         let contentAddressed: Bool
-        func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+        func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
             let user = request.head.headerFields[.authorization] ?? ""
             var response = HTTPServerResponse(status: .ok, headerFields: [
                 .eTag: "\"me-v1\"", .contentType: "application/json", .cacheControl: "max-age=60",

@@ -37,7 +37,7 @@ final class HeldWriter: ResponseBodyWriter, @unchecked Sendable {
     final class Answers: Sendable {
         let responses = Locked<[HTTPServerResponse]>([])
         var all: [HTTPServerResponse] { responses.withLock { $0 } }
-        var respond: @Sendable (HTTPServerResponse) -> Void { { r in self.responses.withLock { $0.append(r) } } }
+        var respond: @Sendable (consuming HTTPServerResponse) -> Void { { r in self.responses.withLock { $0.append(r) } } }
     }
 
     static func relay(method: HTTPRequest.Method = .get, maxBuffered: Int = 1000) -> (ProxyResponseRelay, Answers) {

@@ -26,7 +26,7 @@ import TestSupport
         .joined().utf8)
 
     struct PathHandler: HTTPHandler {
-        func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+        func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
             let path = request.pathWithoutQuery
             let body = path.hasSuffix("/dict") ? SmallBodyCodingComparisonTests.dictionaryBytes
                 : path.hasSuffix("/large") ? SmallBodyCodingComparisonTests.large : SmallBodyCodingComparisonTests.small

@@ -47,10 +47,12 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let plain = Self.request("/other", acceptEncoding: nil)
         for fields in Self.heads {
-            guard case .passThrough(let out, _, _, let reason) = m.triage(plain, Self.response(fields)) else {
+            var out = Self.response(fields)
+            guard case .passThrough(_, _, let reason, let vary) = m.triage(plain, out) else {
                 Issue.record("an identity-only request no rule covers is passed through: \(fields)")
                 continue
             }
+            m.apply(vary, to: &out)
             // The Vary the general merge gives, for every head that gets one.
             var expected = fields
             if reason == .identityOnlyClient { m.addVary(to: &expected, scope: nil) }

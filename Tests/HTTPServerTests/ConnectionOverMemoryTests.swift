@@ -19,7 +19,7 @@ import Locking
         static let bigBody: [UInt8] = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
         var filePath: String?
 
-        func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+        func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
             switch request.pathWithoutQuery {
             case "/big":
                 respond(HTTPServerResponse(status: .ok, body: .bytes(Self.bigBody)))
@@ -127,7 +127,7 @@ import Locking
     /// A streamed request body (`RequestBodyStream`) read part by part while it arrives in pieces.
     @Test func aStreamedRequestBodyInManySmallPiecesArrivesWhole() {
         struct StreamSum: HTTPHandler {
-            func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+            func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
                 guard let stream = request.bodyStream else { return respond(.text(.badRequest, "not streamed")) }
                 let received = Locked<[UInt8]>([])
                 @Sendable func next() {
@@ -217,7 +217,7 @@ import Locking
     /// A handler that calls `respond` twice (a bug, or a late callback racing another) answers only
     /// its own request: the second call is dropped even when the next request waits for its answer.
     @Test func aSecondRespondNeverAnswersTheNextRequest() {
-        typealias Respond = @Sendable (HTTPServerResponse) -> Void
+        typealias Respond = @Sendable (consuming HTTPServerResponse) -> Void
         let responders = Locked<[Respond]>([])
         let harness = ConnectionHarness(handler: ClosureHandler { _, respond in responders.withLock { $0.append(respond) } })
         let transport = InMemoryTransport()
@@ -241,7 +241,7 @@ import Locking
     /// A streamed answer that arrives after its connection closed (the server's final close at
     /// shutdown) is not sent, but its producer still gets its one call, with a cancelled writer.
     @Test func aStreamAnsweringAfterTheConnectionClosedStillCallsItsProducer() {
-        let respondLater = Locked<(@Sendable (HTTPServerResponse) -> Void)?>(nil)
+        let respondLater = Locked<(@Sendable (consuming HTTPServerResponse) -> Void)?>(nil)
         let cancelled = Locked<Bool?>(nil)
         let harness = ConnectionHarness(handler: ClosureHandler { _, respond in respondLater.withLock { $0 = respond } })
         let transport = InMemoryTransport()

@@ -58,7 +58,7 @@ private func stop(_ server: HTTPServer) async {
 
 /// Streams "chunk-0".."chunk-2" with the async writer, waiting for back-pressure between writes.
 private struct StreamingHandler: HTTPHandler {
-    func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+    func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
         // Produced with the callback API on Dispatch, not in a Task: under a parallel test run the
         // cooperative pool can be busy with CPU-bound codec tests for longer than the client waits.
         respond(HTTPServerResponse(status: .ok, headerFields: [.contentType: "text/plain"], body: .stream(StreamBody { writer in
@@ -73,7 +73,7 @@ private struct StreamingHandler: HTTPHandler {
 
 /// Answers later from another queue, echoing the request body.
 private struct AsyncEchoHandler: HTTPHandler {
-    func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+    func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) {
             respond(HTTPServerResponse(status: .ok, body: .bytes(Array("echo:".utf8) + request.body)))
         }
@@ -83,7 +83,7 @@ private struct AsyncEchoHandler: HTTPHandler {
 /// Adds a header on the way out and refuses /forbidden before the wrapped handler sees it.
 private struct TagMiddleware: HTTPMiddleware {
     let tag: String
-    func handle(_ request: HTTPServerRequest, next: any HTTPHandler, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+    func handle(_ request: HTTPServerRequest, next: any HTTPHandler, respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
         if request.pathWithoutQuery == "/forbidden" { respond(.text(.forbidden, "no")); return }
         next.handle(request) { response in
             var r = response
@@ -149,6 +149,22 @@ struct ServerSocketTests {
         let words = body.split(whereSeparator: { $0 == " " || $0 == "\n" })
         #expect(words.count == 5 && words[1] == words[4])
         #expect(HTTPServerRequest(head: HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/")).eventLoop == nil)
+    }
+
+    @Test func requestsCarryTheirPeersAddressAndHost() async throws {
+        let (server, port) = try startServer(ClosureHandler { request, respond in
+            respond(.text(.ok, "\(request.remoteAddress) \(request.remoteHost)"))
+        })
+        let text = try await exchange(port: port, "GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        await stop(server)
+        let words = (text.components(separatedBy: "\r\n\r\n").last ?? "").split(whereSeparator: { $0 == " " || $0 == "\n" })
+        #expect(words.count == 2 && words[0].hasPrefix("127.0.0.1:") && words[1] == "127.0.0.1", "\(words)")
+        // A request made in process gets the host from the address it is given.
+        for (address, host) in [("127.0.0.1:53122", "127.0.0.1"), ("[::1]:53122", "::1"), ("[2001:db8::7]:80", "2001:db8::7"),
+                                ("2001:db8::7", "2001:db8::7"), ("unix", "unix"), ("", "")] {
+            let request = HTTPServerRequest(head: HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/"), remoteAddress: address)
+            #expect(request.remoteHost == host, "\(address)")
+        }
     }
 
     @Test func portInUseIsReported() throws {

@@ -16,7 +16,7 @@ private func residentBytes() -> Int {
 /// Hands every request the same 20 MB array.
 private struct SharedBodyHandler: HTTPHandler {
     let body: [UInt8]
-    func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+    func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
         respond(HTTPServerResponse(status: .ok, body: .bytes(body)))
     }
 }

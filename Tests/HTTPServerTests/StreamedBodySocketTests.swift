@@ -10,7 +10,7 @@ import Locking
 /// Reads a streamed body to its end on the loop (one read at a time), then answers with its length
 /// and a checksum; bodies of other requests are answered the same way from `body`.
 private struct StreamingSumHandler: HTTPHandler {
-    func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+    func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
         guard let stream = request.bodyStream else {
             respond(.text(.ok, "buffered \(request.body.count) \(request.body.reduce(0) { $0 &+ Int($1) })"))
             return

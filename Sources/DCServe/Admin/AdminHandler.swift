@@ -34,7 +34,7 @@ public struct AdminHandler: HTTPHandler {
         self.liveView = liveView
     }
 
-    public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+    public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
         let path = request.pathWithoutQuery
         let isLive = liveView != nil && (path == Self.liveViewPath || path == "/" || path == Self.liveDataPath)
         guard path == metricsPath || isLive else {

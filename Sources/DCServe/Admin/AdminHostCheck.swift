@@ -22,7 +22,7 @@ public struct AdminHostCheck: HTTPMiddleware {
     }
 
     public func handle(_ request: HTTPServerRequest, next: any HTTPHandler,
-                       respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+                       respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
         guard let authority = request.head.authority, !Self.accepts(authority, allowed: allowedHosts) else {
             return next.handle(request, respond: respond)
         }

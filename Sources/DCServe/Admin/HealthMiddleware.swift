@@ -18,7 +18,7 @@ public struct HealthMiddleware: HTTPMiddleware {
     }
 
     public func handle(_ request: HTTPServerRequest, next: any HTTPHandler,
-                       respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+                       respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
         let path = request.pathWithoutQuery
         guard path == livenessPath || path == readinessPath else { return next.handle(request, respond: respond) }
         let noStore: HTTPFields = [.cacheControl: "no-store"]

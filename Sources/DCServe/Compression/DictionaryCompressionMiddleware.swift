@@ -156,34 +156,36 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     }
 
     public func handle(_ request: HTTPServerRequest, next: any HTTPHandler,
-                       respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+                       respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
         let method = request.head.method
         guard method == .get || method == .head else {
             // Still strip a private rule's upstream partition header (and mark the response private).
-            return next.handle(request) { response in
-                let out = self.partitioned(request, response).0
-                respond(self.finish(request, out, self.passedDecision(request, out, .method)))
+            return next.handle(request) { (out: consuming HTTPServerResponse) in
+                _ = self.partitioned(request, &out)
+                let decision = self.passedDecision(request, out, .method)
+                self.finish(request, &out, decision)
+                respond(out)
             }
         }
         if request.head.headerFields[.range] != nil {
-            next.handle(request) { response in
-                let out = self.identityForRange(request, self.partitioned(request, response).0)
-                respond(self.finish(request, out, self.passedDecision(request, out, .range)))
+            next.handle(request) { (out: consuming HTTPServerResponse) in
+                _ = self.partitioned(request, &out)
+                out = self.identityForRange(request, out)
+                let decision = self.passedDecision(request, out, .range)
+                self.finish(request, &out, decision)
+                respond(out)
             }
             return
         }
         let conditions = ConditionalRequest(request.head.headerFields)
-        var inner = request
         // `If-Match` may name a variant (another client's coding): only this middleware knows them.
-        if conditions.isPresent && (!conditions.ifMatch.isEmpty || !forwardsConditions(request)) {  // mutating copies the fields: only when needed
-            for name in ConditionalRequest.fieldNames { inner.head.headerFields[name] = nil }
-        }
+        let withholdsConditions = conditions.isPresent && (!conditions.ifMatch.isEmpty || !forwardsConditions(request))
         // A HEAD on a path a rule covers is answered from its GET, so both heads are the same (RFC 9110
         // §9.3.2): the same Vary, Use-As-Dictionary, Cache-Control, variant ETag and length.
         let headAsGet = method == .head && answersHeadAsGet(request.pathWithoutQuery)
-        if headAsGet { inner.head.method = .get }
-        next.handle(inner) { response in
-            var (response, partition) = self.partitioned(request, response)
+        // The inner response is this closure's own (consumed): every step below edits it in place.
+        let onResponse: @Sendable (consuming HTTPServerResponse) -> Void = { (response: consuming HTTPServerResponse) in
+            let partition = self.partitioned(request, &response)
             if headAsGet, case .stream(let body) = response.body {
                 // Too large to buffer: no body to measure, and none will be sent. The producer is
                 // cancelled at once (a proxied stream closes its upstream exchange).
@@ -193,6 +195,13 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             }
             self.answer(request, response, conditions, partition: partition, respond: respond)
         }
+        guard withholdsConditions || headAsGet else { return next.handle(request, respond: onResponse) }
+        var inner = request  // changing the head copies its fields: only when needed
+        if withholdsConditions {
+            for name in ConditionalRequest.fieldNames { inner.head.headerFields[name] = nil }
+        }
+        if headAsGet { inner.head.method = .get }
+        next.handle(inner, respond: onResponse)
     }
 
     /// Whether a HEAD for `path` is answered from its GET (the inner handler sees a GET; the body is
@@ -216,8 +225,8 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// Answers `request` given the inner handler's `response`: from the memo when it holds a valid
     /// entry (its effects replayed), else computed by ``process(_:_:effects:)`` and remembered when
     /// replayable. Conditional fields are evaluated last, in both cases.
-    func answer(_ request: HTTPServerRequest, _ response: HTTPServerResponse, _ conditions: ConditionalRequest,
-                partition: ExchangePartition = .shared, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+    func answer(_ request: HTTPServerRequest, _ response: consuming HTTPServerResponse, _ conditions: ConditionalRequest,
+                partition: ExchangePartition = .shared, respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
         // The memo trusts the ETag: only for handlers that declare same (path, ETag) ⇒ same bytes.
         // Partitioned exchanges are never memoised (who asks decides what they get).
         guard partition == .shared, response.isContentAddressed, ResponseMemo.accepts(response), let key = ResponseMemoKey(request) else {
@@ -228,9 +237,10 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         if let hit = memo.lookup(key, inner: response, generations: generations),
            hit.effects.replay(path: request.pathWithoutQuery, observer: observer, store: store,
                               variants: variants, library: library) {
-            let out = conditions.evaluate(HTTPServerResponse(prepared: hit.prepared, body: hit.body ?? response.body),
+            var out = conditions.evaluate(HTTPServerResponse(prepared: hit.prepared, body: hit.body ?? response.body),
                                           identityETag: response.head.headerFields[.eTag])
-            return respond(finish(request, out, hit.effects.response ?? passedDecision(request, out, .notOK)))
+            finish(request, &out, hit.effects.response ?? passedDecision(request, out, .notOK))
+            return respond(out)
         }
         compute(request, response, conditions, memo: (key, generations), respond: respond)
     }
@@ -242,9 +252,9 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     /// `offLoopBodyBytes` or more, and for requests naming such a dictionary, the work moves to threads
     /// of dcserve's own (`compressionThreads`, `library.storeReads`) instead of stalling the loop's
     /// other connections.
-    private func compute(_ request: HTTPServerRequest, _ response: HTTPServerResponse, _ conditions: ConditionalRequest,
+    private func compute(_ request: HTTPServerRequest, _ response: consuming HTTPServerResponse, _ conditions: ConditionalRequest,
                          memo memoSlot: (key: ResponseMemoKey, generations: ResponseMemo.Generations)?,
-                         partition: ExchangePartition = .shared, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+                         partition: ExchangePartition = .shared, respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
         // Off the loop only for real work: a response passed through untouched (e.g. a proxied body
         // no rule covers, for a client that accepts no coding) is answered here, without a thread hop
         // (and without a closure allocated for it).
@@ -252,7 +262,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         // large work to the compression threads (it may wait in SingleFlight).
         let readsStore = partition.refusal == nil && namesDictionaryToLoad(request, partition: partition.id)
         if readsStore || (response.body.knownLength ?? 0) >= Self.offLoopBodyBytes, case .work = triage(request, response) {
-            let work: @Sendable () -> Void = {
+            let work: @Sendable () -> Void = { [response] in
                 self.computeNow(request, response, conditions, memo: memoSlot, partition: partition, respond: respond)
             }
             if readsStore { library.storeReads.async(work) } else { compressionThreads.async(work) }
@@ -261,40 +271,57 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         }
     }
 
-    private func computeNow(_ request: HTTPServerRequest, _ response: HTTPServerResponse, _ conditions: ConditionalRequest,
+    private func computeNow(_ request: HTTPServerRequest, _ response: consuming HTTPServerResponse, _ conditions: ConditionalRequest,
                             memo memoSlot: (key: ResponseMemoKey, generations: ResponseMemo.Generations)?,
-                            partition: ExchangePartition, respond: @Sendable (HTTPServerResponse) -> Void) {
+                            partition: ExchangePartition, respond: @Sendable (consuming HTTPServerResponse) -> Void) {
         var effects = ResponseEffects()
-        let (out, conditional) = process(request, response, effects: &effects, partition: partition)
-        if let memoSlot, effects.isReplayable && conditional, let length = response.body.knownLength {
+        // What the memo and the conditions read of the inner response, taken before it is edited.
+        let inner: (head: HTTPResponse, length: Int64)? = memoSlot != nil ? response.body.knownLength.map { (response.head, $0) } : nil
+        let identityETag = conditions.isPresent ? response.headerValue(.eTag) : nil
+        var out = consume response
+        let conditional = process(request, &out, effects: &effects, partition: partition)
+        if let memoSlot, effects.isReplayable && conditional, let inner {
             let body: ResponseBody? = if case .bytes = out.body { out.body } else { nil }
             memo.insert(memoSlot.key, ResponseMemo.Entry(
-                inner: .init(head: response.head, bodyLength: length), head: out.head, body: body, effects: effects,
+                inner: .init(head: inner.head, bodyLength: inner.length), head: out.head, body: body, effects: effects,
                 variantsGeneration: memoSlot.generations.variants, libraryGeneration: memoSlot.generations.library))
         }
         let decision = effects.response ?? passedDecision(request, out, .notOK)
-        respond(finish(request, conditional ? conditions.evaluate(out, identityETag: response.head.headerFields[.eTag]) : out, decision))
+        if conditional && conditions.isPresent { out = conditions.evaluate(out, identityETag: identityETag) }
+        finish(request, &out, decision)
+        respond(out)
     }
 
-    /// The middleware's response before conditional evaluation, and whether the conditions apply to
-    /// it; every side effect is also noted in `effects`.
-    func process(_ request: HTTPServerRequest, _ response: HTTPServerResponse,
-                 effects: inout ResponseEffects, partition: ExchangePartition = .shared) -> (HTTPServerResponse, conditional: Bool) {
-        if case .stream(let body) = response.body, let encoded = streamingEncoded(request, response, body) {
+    /// Turns the inner response into the middleware's response (before conditional evaluation), in
+    /// place, and tells whether the conditions apply to it; every side effect is also noted in `effects`.
+    func process(_ request: HTTPServerRequest, _ inner: inout HTTPServerResponse,
+                 effects: inout ResponseEffects, partition: ExchangePartition = .shared) -> Bool {
+        if case .stream(let body) = inner.body, let encoded = streamingEncoded(request, inner, body) {
             effects.isReplayable = false
             effects.response = passedDecision(request, encoded, .streamed)
-            return (encoded, false)
+            inner = encoded
+            return false
         }
-        let triage = triage(request, response)
         let advertising: DictionaryRuleSet.Rule?, scope: DictionaryScope?, compressible: Bool, path: Substring
-        switch triage {
-        case .passThrough(let out, let conditional, let replayable, let reason):
+        switch triage(request, inner) {
+        case .passThrough(let conditional, let replayable, let reason, let vary):
+            apply(vary, to: &inner)
             if !replayable { effects.isReplayable = false }
-            effects.response = passedDecision(request, out, reason)
-            return (out, conditional)
+            effects.response = passedDecision(request, inner, reason)
+            return conditional
         case .work(let a, let s, let c, let p):
             (advertising, scope, compressible, path) = (a, s, c, p)
         }
+        let (out, conditional) = processWork(request, inner, advertising: advertising, scope: scope, compressible: compressible,
+                                             path: path, effects: &effects, partition: partition)
+        inner = out
+        return conditional
+    }
+
+    /// `process` for a response the triage sent to work: read, hashed, advertised, negotiated, encoded.
+    private func processWork(_ request: HTTPServerRequest, _ response: HTTPServerResponse, advertising: DictionaryRuleSet.Rule?,
+                             scope: DictionaryScope?, compressible: Bool, path: Substring,
+                             effects: inout ResponseEffects, partition: ExchangePartition) -> (HTTPServerResponse, conditional: Bool) {
         // From here the head is read and edited field by field: built once.
         var response = response
         response.materializeHead()

@@ -17,15 +17,13 @@ extension DictionaryCompressionMiddleware {
     /// Records `decision` for the response about to be sent (observer, access-log note) and adds the
     /// `DCServe-Decision` field when configured. Called once per response, after the memo and
     /// conditional evaluation: the field is never part of a memoised or cached head.
-    func finish(_ request: HTTPServerRequest, _ response: HTTPServerResponse, _ decision: ResponseDecision) -> HTTPServerResponse {
-        var out = response
+    func finish(_ request: HTTPServerRequest, _ out: inout HTTPServerResponse, _ decision: ResponseDecision) {
         if observesResponses {
             observer.responded(ResponseRecord(method: request.head.method.rawValue, path: String(request.pathWithoutQuery),
                                               status: out.statusCode, decision: decision))
         }
         if accessLogNotes { out.accessLogNote = DecisionLogNote(decision: decision) }
         if decisionHeader { out.head.headerFields[Self.decisionFieldName] = decision.fieldValue }
-        return out
     }
 
     /// Reports the sizes of a dictionary-coded response together with what it would have weighed

@@ -46,7 +46,7 @@ public struct ExperimentRouter: HTTPHandler {
         }
     }
 
-    public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+    public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
         let group = assignment.group(of: request.head.headerFields)
         let isHead = request.head.method == .head
         let chain = group.usesDictionaries ? dictionary : control

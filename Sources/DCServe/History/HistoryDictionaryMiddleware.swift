@@ -27,7 +27,7 @@ public struct HistoryDictionaryMiddleware: HTTPMiddleware {
     public init(history: HistoryDictionaries) { self.history = history }
 
     public func handle(_ request: HTTPServerRequest, next: any HTTPHandler,
-                       respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+                       respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
         let path = request.pathWithoutQuery
         let rule = history.rules.historyRule(for: path)
         if let url = HistoryDictionaryURL.parse(path), url.groupPath == nil || rule != nil {
@@ -50,8 +50,7 @@ public struct HistoryDictionaryMiddleware: HTTPMiddleware {
         let key = HistoryDictionaryIndex.GroupKey(rule: rule.name, group: String(value), partition: partition)
         let current = history.index.current(key, now: history.clock())
         let named = AvailableDictionary.parse(request.head.headerFields).value?.hash
-        next.handle(request) { response in
-            var out = response
+        next.handle(request) { (out: consuming HTTPServerResponse) in
             out.materializeHead()  // read field by field below
             var offered = current
             if method == .get, out.head.status == .ok, case .bytes(let body) = out.body, Self.collectable(rule, request, out, partition: partition),

@@ -9,7 +9,7 @@ public struct MetricsMiddleware: HTTPMiddleware {
     public init(metrics: DCServeMetrics) { self.metrics = metrics }
 
     public func handle(_ request: HTTPServerRequest, next: any HTTPHandler,
-                       respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+                       respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
         let isHead = request.head.method == .head
         next.handle(request) { response in
             let coding = response.headerValue(.contentEncoding) ?? "identity"

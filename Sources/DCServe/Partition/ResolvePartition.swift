@@ -8,12 +8,12 @@ extension DictionaryCompressionMiddleware {
     /// or from the upstream's header, which is removed here so the client never sees it) and
     /// `Cache-Control: private` on the response. An ambiguous key, or an anonymous exchange carrying
     /// credentials or a private response (``AnonymousPartitionSafeguard``), refuses dictionary
-    /// transport for the exchange. Otherwise the response unchanged and the shared partition.
-    func partitioned(_ request: HTTPServerRequest, _ response: HTTPServerResponse) -> (HTTPServerResponse, ExchangePartition) {
+    /// transport for the exchange. Otherwise the response unchanged and the shared partition. Edits
+    /// `out` in place.
+    func partitioned(_ request: HTTPServerRequest, _ out: inout HTTPServerResponse) -> ExchangePartition {
         let path = request.pathWithoutQuery
         let live = rules.advertisingRule(for: path).flatMap { $0.isLive ? $0 : nil } ?? rules.liveCompressingRule(for: path)
-        guard let rule = live ?? rules.historyRule(for: path), let source = rule.partition else { return (response, .shared) }
-        var out = response
+        guard let rule = live ?? rules.historyRule(for: path), let source = rule.partition else { return .shared }
         out.materializeHead()  // read and edited field by field below
         var resolved = PartitionID.fromRequest(request.head.headerFields, source: source, secret: partitionSecret)
         if resolved == nil { resolved = PartitionID.fromResponse(&out.head.headerFields, source: source, secret: partitionSecret) }
@@ -35,6 +35,6 @@ extension DictionaryCompressionMiddleware {
         case .cookie: out.head.headerFields[.vary] = VaryField.merged(existing: out.head.headerFields[values: .vary], adding: ["Cookie"])
         case .upstreamHeader: break  // the upstream's own Vary says what its partition depends on
         }
-        return (out, partition)
+        return partition
     }
 }

@@ -11,7 +11,7 @@ public struct NoProxyHandler: HTTPHandler {
 
     public static let factory: UpstreamHandlerFactory = { NoProxyHandler(upstream: $0.name) }
 
-    public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+    public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
         respond(.text(.badGateway, "no proxy for upstream \(upstream)"))
     }
 }

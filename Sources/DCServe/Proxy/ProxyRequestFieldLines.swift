@@ -45,7 +45,9 @@ extension ProxyRequestHeaders {
     }
 
     private static func appendLine(_ name: String, _ value: UnsafeBufferPointer<UInt8>, to lines: inout [UInt8]) {
-        lines.append(contentsOf: name.utf8)
+        // From the contiguous bytes: appending the UTF-8 view goes element by element.
+        var name = name
+        name.withUTF8 { lines.append(contentsOf: $0) }
         lines.append(0x3A); lines.append(0x20)
         // Added values come from configuration and the peer's address, but a client's joined value
         // (Via, X-Forwarded-For) passes through here too: neutralised as the client's encoder does.

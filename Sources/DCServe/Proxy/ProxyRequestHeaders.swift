@@ -1,6 +1,7 @@
 import DictionaryCodec
 import DictionaryTransport
 import HTTPCore
+import HTTPServer
 import HTTPTypes
 
 /// The request head dcserve sends to an upstream for a client's request (RFC 9110 §7.6): hop-by-hop
@@ -21,7 +22,12 @@ public enum ProxyRequestHeaders {
     /// Where the client's request came from and where it goes.
     public struct Context: Sendable, Equatable {
         /// Peer address as the server reports it: `127.0.0.1:53122` or `[::1]:53122`.
-        public var clientAddress: String
+        public var clientAddress: String {
+            didSet { clientHost = ProxyRequestHeaders.clientHost(clientAddress) }
+        }
+        /// `clientAddress`'s host part: the address `X-Forwarded-For`, `X-Real-IP` and `Forwarded` name
+        /// (kept with `clientAddress`).
+        public private(set) var clientHost: String
         /// `http` or `https`: the scheme the client used to reach dcserve.
         public var scheme: String
         /// The request line's version, `1.0` or `1.1` (Via's received-protocol).
@@ -32,9 +38,11 @@ public enum ProxyRequestHeaders {
         /// `X-Real-IP` describe the real client and are kept; from anyone else they are replaced.
         public var fromTrustedProxy: Bool
 
-        public init(clientAddress: String, scheme: String, protocolVersion: String, upstreamAuthority: String,
-                    fromTrustedProxy: Bool = false) {
+        /// `clientHost`: `clientAddress`'s host part when the caller has it (a request's `remoteHost`).
+        public init(clientAddress: String, clientHost: String? = nil, scheme: String, protocolVersion: String,
+                    upstreamAuthority: String, fromTrustedProxy: Bool = false) {
             self.clientAddress = clientAddress
+            self.clientHost = clientHost ?? ProxyRequestHeaders.clientHost(clientAddress)
             self.scheme = scheme
             self.protocolVersion = protocolVersion
             self.upstreamAuthority = upstreamAuthority
@@ -141,7 +149,7 @@ public enum ProxyRequestHeaders {
                 let codings = acceptEncoding.map { decodableCodings.filter(AcceptEncoding(fieldValue: $0).accepts) } ?? []
                 emit(.acceptEncoding, codings.isEmpty ? "identity" : codings.map(\.rawValue).joined(separator: ", "))
             }
-            let clientIP = clientHost(context.clientAddress)
+            let clientIP = context.clientHost
             if policy.forwardedFor { emit(xForwardedFor, joined(forwardedFor, clientIP)) }
             if let realIP {
                 emit(xRealIP, realIP)
@@ -161,17 +169,7 @@ public enum ProxyRequestHeaders {
     }
 
     /// The host part of a peer address: `1.2.3.4:5` → `1.2.3.4`, `[::1]:5` → `::1`.
-    static func clientHost(_ address: String) -> String {
-        // On the UTF-8 view: a search by Character would segment graphemes on every request.
-        let u = address.utf8
-        if u.first == UInt8(ascii: "["), let close = u.firstIndex(of: UInt8(ascii: "]")) {
-            return String(address[u.index(after: u.startIndex)..<close])
-        }
-        if let colon = u.lastIndex(of: UInt8(ascii: ":")), u.firstIndex(of: UInt8(ascii: ":")) == colon {
-            return String(address[..<colon])
-        }
-        return address
-    }
+    static func clientHost(_ address: String) -> String { HTTPServerRequest.host(ofPeerAddress: address) }
 
     /// An RFC 7239 node: IPv6 addresses bracketed and quoted.
     static func forwardedNode(_ ip: String) -> String { ip.contains(":") ? "\"[\(ip)]\"" : ip }

@@ -42,7 +42,7 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
         /// The cleaned head while the body is buffered (a response without a body yet).
         var head: HTTPServerResponse?
         var buffer: [UInt8] = []
-        var respond: (@Sendable (HTTPServerResponse) -> Void)?
+        var respond: (@Sendable (consuming HTTPServerResponse) -> Void)?
         var writer: (any ResponseBodyWriter)?
         /// Parts (and the upstream's resume) that arrived before the stream writer did.
         var pending: [(bytes: [UInt8], resume: (@Sendable () -> Void)?)] = []
@@ -71,7 +71,7 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
     private let state: Locked<State>
 
     init(upstream: String, request: HTTPRequest, interim: InterimResponseSender? = nil, settings: Settings, logger: Logger,
-         respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+         respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
         self.upstream = upstream
         self.request = request
         self.interim = interim
@@ -92,7 +92,7 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
     }
 
     /// Takes the `respond` closure (nil when the client was already answered).
-    private func takeRespond(_ s: inout State) -> (@Sendable (HTTPServerResponse) -> Void)? {
+    private func takeRespond(_ s: inout State) -> (@Sendable (consuming HTTPServerResponse) -> Void)? {
         defer { s.respond = nil }
         return s.respond
     }
@@ -181,14 +181,18 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
     }
 
     func didFinish(trailers: HTTPFields?) {
-        enum Next { case answer(HTTPServerResponse, [UInt8]), flush, nothing }
+        enum Next { case answer, flush, nothing }
+        // The answer's head and body, taken out of the state: the response handed on is their only
+        // reference, so the steps after this edit its storage in place instead of copying it.
+        var head: HTTPServerResponse?
+        var body: [UInt8] = []
         let next = state.withLock { s -> Next in
             switch s.phase {
             case .buffering:
                 s.end()
-                let body = s.buffer
-                s.buffer = []
-                return .answer(s.head ?? HTTPServerResponse(status: .badGateway), body)
+                swap(&body, &s.buffer)
+                head = s.head.take() ?? HTTPServerResponse(status: .badGateway)
+                return .answer
             case .streaming:
                 s.ending = true
                 return .flush
@@ -197,9 +201,9 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
             }
         }
         switch next {
-        case .answer(let head, let body):
+        case .answer:
             let respond = state.withLock { takeRespond(&$0) }
-            respond?(buffered(head, body))
+            respond?(buffered(head.take()!, body))
         case .flush: flushPending()
         case .nothing: break
         }
@@ -209,7 +213,7 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
         if case .cancelled = error {
             // Either we cancelled (the client went away: nothing to answer), or the client's streamed
             // request body failed (closed, timed out, bad framing): answer, if the connection still can.
-            enum Next { case answer((@Sendable (HTTPServerResponse) -> Void)?), abort, nothing }
+            enum Next { case answer((@Sendable (consuming HTTPServerResponse) -> Void)?), abort, nothing }
             let next = state.withLock { s -> Next in
                 guard !s.cancelRequested else { return .nothing }
                 switch s.phase {
@@ -307,11 +311,10 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
             && asciiCaseInsensitiveEquals(UnsafeBufferPointer(rebasing: value[..<prefix.utf8CodeUnitCount]), prefix)
     }
 
-    private func buffered(_ cleaned: HTTPServerResponse, _ body: [UInt8]) -> HTTPServerResponse {
-        var response = cleaned
-        response.body = .bytes(body)
+    private func buffered(_ cleaned: consuming HTTPServerResponse, _ body: [UInt8]) -> HTTPServerResponse {
+        cleaned.body = .bytes(body)
         // Without Content-Encoding there is nothing to decode: the head passes as it is (forwarded).
-        guard isTransformable(response), response.hasHeader(.contentEncoding) else { return response }
+        guard isTransformable(cleaned), cleaned.hasHeader(.contentEncoding) else { return cleaned }
         let head = cleaned.head
         switch UpstreamBodyDecoder.decode(head.headerFields, body: body, maxDecodedBytes: settings.maxDecodedBodyBytes) {
         case .unchanged:
@@ -353,7 +356,7 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
 
     /// Answers the client with a stream body; what was buffered so far is written first.
     private func startStreaming(_ head: HTTPResponse) {
-        let respond = state.withLock { s -> (@Sendable (HTTPServerResponse) -> Void)? in
+        let respond = state.withLock { s -> (@Sendable (consuming HTTPServerResponse) -> Void)? in
             s.phase = .streaming
             if !s.buffer.isEmpty {
                 s.pending.insert((s.buffer, nil), at: 0)

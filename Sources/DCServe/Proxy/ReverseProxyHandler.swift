@@ -74,14 +74,14 @@ public final class ReverseProxyHandler: HTTPHandler {
         { upstream in try ReverseProxyHandler(upstream: upstream, logger: logger) }
     }
 
-    public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+    public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
         let maxForwards: Int?
         switch ProxyMethodRules.decide(request, forwardTrace: forwardTrace) {
         case .respond(let response): return respond(response)
         case .forward(let remaining): maxForwards = remaining
         }
         let context = ProxyRequestHeaders.Context(
-            clientAddress: request.remoteAddress, scheme: request.head.scheme ?? "http",
+            clientAddress: request.remoteAddress, clientHost: request.remoteHost, scheme: request.head.scheme ?? "http",
             protocolVersion: request.version == .http1_1 ? "1.1" : "\(request.version.major).\(request.version.minor)",
             upstreamAuthority: upstreamAuthority, fromTrustedProxy: request.fromTrustedProxy)
         let upgrade = UpgradeRequest.protocols(request)

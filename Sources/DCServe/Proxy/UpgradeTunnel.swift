@@ -19,10 +19,10 @@ final class UpgradeTunnel: HTTPClientResponseDelegate, Sendable {
     private let relay: ProxyResponseRelay
     private let policy: ProxyHeaderPolicy
     private let settings: ByteTunnel.Settings
-    private let respond: @Sendable (HTTPServerResponse) -> Void
+    private let respond: @Sendable (consuming HTTPServerResponse) -> Void
 
     init(relay: ProxyResponseRelay, policy: ProxyHeaderPolicy, idleTimeout: Duration,
-         respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+         respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
         self.relay = relay
         self.policy = policy
         settings = ByteTunnel.Settings(idleTimeout: idleTimeout, counters: Self.counters)

@@ -58,15 +58,14 @@ public struct OutOfBandDictionaryMiddleware: HTTPMiddleware {
     }
 
     public func handle(_ request: HTTPServerRequest, next: any HTTPHandler,
-                       respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+                       respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
         let path = request.pathWithoutQuery
         if let entry = entries.first(where: { $0.path == path }) {
             return respond(dictionaryResponse(entry, request))
         }
         let links = entries.filter { $0.advertiseOn.matches(path: path) }
         guard !links.isEmpty else { return next.handle(request, respond: respond) }
-        next.handle(request) { response in
-            var out = response
+        next.handle(request) { (out: consuming HTTPServerResponse) in
             if out.statusCode == 200 || out.statusCode == 304 {
                 for entry in links {
                     out.appendHeader(HTTPField(name: Self.link, value: "<\(entry.path)>; rel=\"compression-dictionary\""))

@@ -37,7 +37,7 @@ public struct RouteHandler: HTTPHandler {
         entries.first { normalizedPath.utf8.starts(with: $0.prefix.utf8) }
     }
 
-    public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+    public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
         if request.pathWithoutQuery == "*" && request.head.method == .options { return serverWideOptions(request, respond) }
         guard let path = RoutePath.normalized(request.pathWithoutQuery) else {
             return respond(.text(.badRequest, "Bad Request: the path climbs above the root"))
@@ -51,7 +51,7 @@ public struct RouteHandler: HTTPHandler {
     /// `OPTIONS *` (the server as a whole, RFC 9110 §9.3.7): forwarded, still `*`, when the route
     /// taking `/` is a reverse proxy (the app behind it is the server); otherwise answered here, 200
     /// with the methods static files take.
-    private func serverWideOptions(_ request: HTTPServerRequest, _ respond: @escaping @Sendable (HTTPServerResponse) -> Void) {
+    private func serverWideOptions(_ request: HTTPServerRequest, _ respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
         if let root = entry(for: "/"), root.handler is ReverseProxyHandler {
             return root.handler.handle(request, respond: respond)
         }
