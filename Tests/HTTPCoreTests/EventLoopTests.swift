@@ -224,7 +224,8 @@ struct EventLoopTests {
         loop.queue.sync { loop.deregister(member, descriptor: pair[0]) }
     }
 
-    /// The loop's thread ends once the loop is gone (it holds the loop weakly).
+    /// The loop's thread ends once the loop is gone (the thread holds only the loop's core, never
+    /// the loop itself).
     @Test func aLoopsThreadEndsWithTheLoop() throws {
         var loop: EventLoop? = EventLoop(index: 7, sweepInterval: .seconds(1))
         for _ in 0..<500 where !threadNames().contains("dcserve.loop.7") { usleep(10_000) }
@@ -233,6 +234,28 @@ struct EventLoopTests {
         loop = nil
         for _ in 0..<500 where threadNames().contains("dcserve.loop.7") { usleep(10_000) }
         #expect(!threadNames().contains("dcserve.loop.7"))
+    }
+
+    /// A registered member that holds its loop keeps the loop, and its thread, working after every
+    /// other reference is gone; once the member has left the loop and is released, the thread ends.
+    @Test func aMemberHoldingItsLoopKeepsItAliveUntilItLeaves() throws {
+        var pair: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        defer { close(pair[0]); close(pair[1]) }
+        _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
+        var loop: EventLoop? = EventLoop(index: 8, sweepInterval: .seconds(1))
+        var member: ThreadNotingMember? = ThreadNotingMember(descriptor: pair[0], loop: loop!)
+        #expect(loop!.queue.sync { loop!.register(member!, descriptor: pair[0]) })
+        loop = nil
+        usleep(50_000)
+        #expect(threadNames().contains("dcserve.loop.8"))
+        _ = write(pair[1], "x", 1)
+        for _ in 0..<500 where member!.seen.withLock({ $0.isEmpty }) { usleep(10_000) }
+        #expect(member!.seen.withLock { $0.map(\.name) } == ["dcserve.loop.8"])
+        member!.loop.queue.sync { member!.loop.deregister(member!, descriptor: pair[0]) }
+        member = nil
+        for _ in 0..<500 where threadNames().contains("dcserve.loop.8") { usleep(10_000) }
+        #expect(!threadNames().contains("dcserve.loop.8"))
     }
 
     @Test func memberIDsAreUniqueAcrossThreads() async {
