@@ -52,6 +52,8 @@ public final class EventLoop: @unchecked Sendable {
     /// `init`, before the loop is handed to anyone.
     public internal(set) weak var group: EventLoopGroup?
     private let core: EventLoopCore
+    /// The loop's thread (see ``isCurrent``); it outlives the handle.
+    private let thread: pthread_t
     private let sweepTimer: DispatchSourceTimer
 
     /// `sweepInterval`: how often deadlines are checked.
@@ -65,7 +67,7 @@ public final class EventLoop: @unchecked Sendable {
         t.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(10))
         t.setEventHandler { core.sweepDeadlines() }
         sweepTimer = t
-        _ = EventLoopThread.start(core, name: "dcserve.loop.\(index)")
+        thread = EventLoopThread.start(core, name: "dcserve.loop.\(index)")
         queue.setSpecific(key: EventLoop.currentKey, value: ObjectIdentifier(self))
         t.resume()
     }
@@ -97,8 +99,15 @@ public final class EventLoop: @unchecked Sendable {
     nonisolated(unsafe) private static let currentKey = DispatchSpecificKey<ObjectIdentifier>()
 
     /// True when the caller runs on this loop's `queue` (so work for the loop can be done inline
-    /// instead of through `execute`, which would wait until the end of the current round).
-    public var isCurrent: Bool { DispatchQueue.getSpecific(key: EventLoop.currentKey) == ObjectIdentifier(self) }
+    /// instead of through `execute`, which would wait until the end of the current round). Any thread.
+    ///
+    /// The loop's own thread runs loop code only inside `queue` (its rounds, through `queue.sync`),
+    /// so that thread answers true at once, without Dispatch; elsewhere (a block put on `queue` with
+    /// `async`/`sync`, which Dispatch may run on any thread, or the sweep timer) the queue's
+    /// specific value decides.
+    public var isCurrent: Bool {
+        pthread_self() == thread || DispatchQueue.getSpecific(key: EventLoop.currentKey) == ObjectIdentifier(self)
+    }
 
     /// The time for setting deadlines: during a round, when it was harvested (at most
     /// about a millisecond old, and deadlines are seconds), which saves a clock read per request;
