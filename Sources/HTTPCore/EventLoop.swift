@@ -37,7 +37,9 @@ import Dispatch
 /// lives while anyone holds the handle; when the last reference goes, `deinit` cancels the sweep
 /// timer and stops the core (a flag, then a write to the task list's eventfd, in the set): the thread
 /// wakes, ends without another round and releases the core, which then closes the epoll set and frees
-/// the event buffer. Queued tasks are dropped.
+/// the event buffer. Queued tasks are dropped. Nothing may reference a handle weakly: the runtime
+/// would give it a side table, and every retain and release of the loop (several per request) would
+/// take the slow path.
 /// Thread-safety: `execute`, `isCurrent`, `isIdle` and `recentLoadPercent` may be called from any
 /// thread; the rest on `queue` (see `EventLoopCore`). The handle's own properties are immutable
 /// after `init` (except `group`, set once by the group's `init` before the loop is handed to anyone);

@@ -258,6 +258,38 @@ struct EventLoopTests {
         #expect(!threadNames().contains("dcserve.loop.8"))
     }
 
+    /// A loop is never weakly referenced, so the Swift runtime gives it no side table (with one,
+    /// every retain and release of the loop, several per request, takes the runtime's slow path).
+    /// Checked after the loop did all it does: registered a member, served its events, ran tasks,
+    /// swept deadlines, answered `isCurrent`.
+    @Test func aLoopInUseHasNoSideTable() throws {
+        // The detector itself: a weak reference gives an object a side table.
+        let probe = EventLog()
+        #expect(!hasSideTable(probe))
+        weak var weakProbe = probe
+        #expect(hasSideTable(probe))
+        _ = weakProbe
+
+        let group = EventLoopGroup(count: 1, sweepInterval: .milliseconds(10))
+        let loop = group.loops[0]
+        var pair: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        defer { close(pair[0]); close(pair[1]) }
+        _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
+        let member = EchoMember(descriptor: pair[0])
+        #expect(loop.queue.sync { loop.register(member, descriptor: pair[0]) })
+        _ = write(pair[1], "x", 1)
+        let ran = DispatchSemaphore(value: 0)
+        loop.execute { _ = loop.isCurrent; ran.signal() }
+        #expect(ran.wait(timeout: .now() + 10) == .success)
+        for _ in 0..<500 where member.received.withLock({ $0.isEmpty }) || member.deadlinesChecked.load(ordering: .relaxed) == 0 {
+            usleep(10_000)
+        }
+        #expect(member.deadlinesChecked.load(ordering: .relaxed) > 0)
+        #expect(!hasSideTable(loop))
+        loop.queue.sync { loop.deregister(member, descriptor: pair[0]) }
+    }
+
     @Test func memberIDsAreUniqueAcrossThreads() async {
         let ids = await withTaskGroup(of: [UInt64].self) { group in
             for _ in 0..<4 { group.addTask { (0..<1000).map { _ in EventLoopMemberID.next() } } }
@@ -277,4 +309,14 @@ func drainedInput(_ descriptor: Int32, _ mask: UInt32) -> Bool {
     var got = 0
     while case let n = read(descriptor, &buffer, buffer.count), n > 0 { got += n }
     return got > 0
+}
+
+/// True when the Swift runtime has given `object` a side table (it does on the first weak
+/// reference): on 64-bit platforms the inline reference-count word (after the isa pointer) then
+/// has its UseSlowRC and SideTableMark bits (63 and 62) set and holds the table's address.
+func hasSideTable(_ object: AnyObject) -> Bool {
+    withExtendedLifetime(object) {
+        let word = Unmanaged.passUnretained(object).toOpaque().load(fromByteOffset: 8, as: UInt64.self)
+        return word >> 62 == 0b11
+    }
 }
