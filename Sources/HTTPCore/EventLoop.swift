@@ -104,7 +104,8 @@ public final class EventLoop: @unchecked Sendable {
     /// instead of through `execute`, which would wait until the end of the current round). Any thread.
     ///
     /// The loop's own thread runs loop code only inside `queue` (its rounds, through `queue.sync`),
-    /// so that thread answers true at once, without Dispatch; elsewhere (a block put on `queue` with
+    /// so that thread answers true at once, without Dispatch (also inside a `sync` on another queue
+    /// made from a round: this loop's queue is still held); elsewhere (a block put on `queue` with
     /// `async`/`sync`, which Dispatch may run on any thread, or the sweep timer) the queue's
     /// specific value decides.
     public var isCurrent: Bool {
