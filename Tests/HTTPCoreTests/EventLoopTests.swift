@@ -224,7 +224,8 @@ struct EventLoopTests {
         loop.queue.sync { loop.deregister(member, descriptor: pair[0]) }
     }
 
-    /// The loop's thread ends once the loop is gone (it holds the loop weakly).
+    /// The loop's thread ends once the loop is gone (the thread holds only the loop's core, never
+    /// the loop itself).
     @Test func aLoopsThreadEndsWithTheLoop() throws {
         var loop: EventLoop? = EventLoop(index: 7, sweepInterval: .seconds(1))
         for _ in 0..<500 where !threadNames().contains("dcserve.loop.7") { usleep(10_000) }
@@ -233,6 +234,60 @@ struct EventLoopTests {
         loop = nil
         for _ in 0..<500 where threadNames().contains("dcserve.loop.7") { usleep(10_000) }
         #expect(!threadNames().contains("dcserve.loop.7"))
+    }
+
+    /// A registered member that holds its loop keeps the loop, and its thread, working after every
+    /// other reference is gone; once the member has left the loop and is released, the thread ends.
+    @Test func aMemberHoldingItsLoopKeepsItAliveUntilItLeaves() throws {
+        var pair: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        defer { close(pair[0]); close(pair[1]) }
+        _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
+        var loop: EventLoop? = EventLoop(index: 8, sweepInterval: .seconds(1))
+        var member: ThreadNotingMember? = ThreadNotingMember(descriptor: pair[0], loop: loop!)
+        #expect(loop!.queue.sync { loop!.register(member!, descriptor: pair[0]) })
+        loop = nil
+        usleep(50_000)
+        #expect(threadNames().contains("dcserve.loop.8"))
+        _ = write(pair[1], "x", 1)
+        for _ in 0..<500 where member!.seen.withLock({ $0.isEmpty }) { usleep(10_000) }
+        #expect(member!.seen.withLock { $0.map(\.name) } == ["dcserve.loop.8"])
+        member!.loop.queue.sync { member!.loop.deregister(member!, descriptor: pair[0]) }
+        member = nil
+        for _ in 0..<500 where threadNames().contains("dcserve.loop.8") { usleep(10_000) }
+        #expect(!threadNames().contains("dcserve.loop.8"))
+    }
+
+    /// A loop is never weakly referenced, so the Swift runtime gives it no side table (with one,
+    /// every retain and release of the loop, several per request, takes the runtime's slow path).
+    /// Checked after the loop did all it does: registered a member, served its events, ran tasks,
+    /// swept deadlines, answered `isCurrent`.
+    @Test func aLoopInUseHasNoSideTable() throws {
+        // The detector itself: a weak reference gives an object a side table.
+        let probe = EventLog()
+        #expect(!hasSideTable(probe))
+        weak var weakProbe = probe
+        #expect(hasSideTable(probe))
+        _ = weakProbe
+
+        let group = EventLoopGroup(count: 1, sweepInterval: .milliseconds(10))
+        let loop = group.loops[0]
+        var pair: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        defer { close(pair[0]); close(pair[1]) }
+        _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
+        let member = EchoMember(descriptor: pair[0])
+        #expect(loop.queue.sync { loop.register(member, descriptor: pair[0]) })
+        _ = write(pair[1], "x", 1)
+        let ran = DispatchSemaphore(value: 0)
+        loop.execute { _ = loop.isCurrent; ran.signal() }
+        #expect(ran.wait(timeout: .now() + 10) == .success)
+        for _ in 0..<500 where member.received.withLock({ $0.isEmpty }) || member.deadlinesChecked.load(ordering: .relaxed) == 0 {
+            usleep(10_000)
+        }
+        #expect(member.deadlinesChecked.load(ordering: .relaxed) > 0)
+        #expect(!hasSideTable(loop))
+        loop.queue.sync { loop.deregister(member, descriptor: pair[0]) }
     }
 
     @Test func memberIDsAreUniqueAcrossThreads() async {
@@ -254,4 +309,14 @@ func drainedInput(_ descriptor: Int32, _ mask: UInt32) -> Bool {
     var got = 0
     while case let n = read(descriptor, &buffer, buffer.count), n > 0 { got += n }
     return got > 0
+}
+
+/// True when the Swift runtime has given `object` a side table (it does on the first weak
+/// reference): on 64-bit platforms the inline reference-count word (after the isa pointer) then
+/// has its UseSlowRC and SideTableMark bits (63 and 62) set and holds the table's address.
+func hasSideTable(_ object: AnyObject) -> Bool {
+    withExtendedLifetime(object) {
+        let word = Unmanaged.passUnretained(object).toOpaque().load(fromByteOffset: 8, as: UInt64.self)
+        return word >> 62 == 0b11
+    }
 }
