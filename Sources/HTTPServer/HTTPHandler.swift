@@ -2,7 +2,9 @@ import HTTPCore
 
 /// Turns a request into a response. Implementations must call `respond` exactly once, from any
 /// thread, synchronously or later. Calling it synchronously (before `handle` returns) is cheapest:
-/// the connection then writes without an extra queue hop.
+/// the connection then writes without an extra queue hop. `respond` consumes the response: whoever
+/// receives it owns it, so a middleware edits the response it is handed in place (a value passed on
+/// at its last use is moved, not copied, and its field storage is not shared with a copy left behind).
 ///
 /// `handle` runs on the connection's event loop, a serial queue shared with many other connections
 /// (see `EventLoop`): do not block in it. Work that takes more than a fraction of a millisecond (large
