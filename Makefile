@@ -146,7 +146,11 @@ PARSER_FUZZ_RUNS ?= -1
 
 .PHONY: parser-fuzz-bin fuzz-parsers
 
+# The cached build manifest goes first: SwiftPM keeps it while the fuzz package's own files stay the
+# same, so a source file added to one of dcserve's targets (a path dependency here) was left out of
+# the build ("cannot find type ... in scope") until the manifest was made again.
 parser-fuzz-bin: deps
+	rm -f $(PARSER_FUZZ_SCRATCH)/release.yaml
 	SWIFT_EXEC=$(ROOT)/Fuzz/DCServeFuzz/scripts/swiftc-coverage-scope \
 	  swift build --package-path Fuzz/DCServeFuzz --scratch-path $(PARSER_FUZZ_SCRATCH) -c release \
 	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing --product dcserve-fuzz
