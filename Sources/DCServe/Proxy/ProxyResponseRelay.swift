@@ -183,15 +183,19 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
     func didFinish(trailers: HTTPFields?) {
         enum Next { case answer, flush, nothing }
         // The answer's head and body, taken out of the state: the response handed on is their only
-        // reference, so the steps after this edit its storage in place instead of copying it.
+        // reference, so the steps after this edit its storage in place instead of copying it. The
+        // callback is taken in the same critical section, into a variable of its own type (returned
+        // through `withLock`'s generic result it would be re-abstracted: a heap allocation).
         var head: HTTPServerResponse?
         var body: [UInt8] = []
+        var respond: (@Sendable (consuming HTTPServerResponse) -> Void)?
         let next = state.withLock { s -> Next in
             switch s.phase {
             case .buffering:
                 s.end()
                 swap(&body, &s.buffer)
                 head = s.head.take() ?? HTTPServerResponse(status: .badGateway)
+                respond = takeRespond(&s)
                 return .answer
             case .streaming:
                 s.ending = true
@@ -202,7 +206,6 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
         }
         switch next {
         case .answer:
-            let respond = state.withLock { takeRespond(&$0) }
             respond?(buffered(head.take()!, body))
         case .flush: flushPending()
         case .nothing: break
