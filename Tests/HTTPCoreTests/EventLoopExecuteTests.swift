@@ -32,13 +32,6 @@ private func waitUntilAsleep(_ name: String) -> Bool {
     return false
 }
 
-/// The calling thread's name.
-private func currentThreadName() -> String {
-    var name = [CChar](repeating: 0, count: 32)
-    dcserve_thread_name(&name)
-    return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-}
-
 /// A member that, on input, notes the round's time (`loop.now`, fixed for a round) and queues a task
 /// that notes it again, plus a task that task queues.
 private final class QueueingMember: EventLoopMember, @unchecked Sendable {
@@ -141,10 +134,8 @@ struct EventLoopExecuteTests {
     /// runs in the same round too. Every step is on the loop's queue.
     @Test func aTaskQueuedDuringARoundRunsAtItsEnd() throws {
         let loop = EventLoop(index: 43, sweepInterval: .seconds(3600))
-        var pair: [Int32] = [0, 0]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        let pair = memberSocketPair()
         defer { close(pair[0]); close(pair[1]) }
-        _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
         let member = QueueingMember(descriptor: pair[0], loop: loop)
         #expect(loop.queue.sync { loop.register(member, descriptor: pair[0]) })
         #expect(waitUntilAsleep("dcserve.loop.43"))

@@ -7,13 +7,6 @@ import Locking
 import Testing
 @testable import HTTPCore
 
-/// The calling thread's name.
-private func currentThreadName() -> String {
-    var name = [CChar](repeating: 0, count: 32)
-    dcserve_thread_name(&name)
-    return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-}
-
 /// A member that notes `loop.isCurrent` (and the thread's name) in its event and deadline callbacks.
 private final class CurrentNotingMember: EventLoopMember, @unchecked Sendable {
     let id = EventLoopMemberID.next()
@@ -59,10 +52,8 @@ struct EventLoopIsCurrentTests {
         #expect(!loop.isCurrent)  // the test's own thread
 
         // A member's event callback and deadline sweep.
-        var pair: [Int32] = [0, 0]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        let pair = memberSocketPair()
         defer { close(pair[0]); close(pair[1]) }
-        _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
         let member = CurrentNotingMember(descriptor: pair[0], loop: loop)
         #expect(loop.queue.sync { loop.register(member, descriptor: pair[0]) })
         _ = write(pair[1], "x", 1)

@@ -129,10 +129,8 @@ struct EventLoopTests {
         let group = EventLoopGroup(count: 2, sweepInterval: .milliseconds(10))
         #expect(group.loops.map(\.index) == [0, 1])
         let loop = group.nextLoop()
-        var pair: [Int32] = [0, 0]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        let pair = memberSocketPair()
         defer { close(pair[0]); close(pair[1]) }
-        _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
         let member = EchoMember(descriptor: pair[0])
         #expect(loop.queue.sync { loop.register(member, descriptor: pair[0]) })
         _ = write(pair[1], "hello", 5)
@@ -160,9 +158,7 @@ struct EventLoopTests {
         let log = EventLog()
         var members: [(DeferringMember, Int32, Int32)] = []
         for name in ["a", "b", "c"] {
-            var pair: [Int32] = [0, 0]
-            #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
-            _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
+            let pair = memberSocketPair()
             members.append((DeferringMember(name, descriptor: pair[0], loop: loop, log: log), pair[0], pair[1]))
         }
         defer { for (_, a, b) in members { close(a); close(b) } }
@@ -172,10 +168,8 @@ struct EventLoopTests {
 
         // All three inputs arrive while the loop's thread is held inside a round (by the gate), so
         // the next round harvests them together.
-        var gatePair: [Int32] = [0, 0]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &gatePair) == 0)
+        let gatePair = memberSocketPair()
         defer { close(gatePair[0]); close(gatePair[1]) }
-        _ = fcntl(gatePair[0], F_SETFL, fcntl(gatePair[0], F_GETFL) | O_NONBLOCK)
         let gate = GateMember(descriptor: gatePair[0])
         #expect(loop.queue.sync { loop.register(gate, descriptor: gatePair[0]) })
         _ = write(gatePair[1], "g", 1)
@@ -199,10 +193,8 @@ struct EventLoopTests {
     @Test func roundsRunOnTheLoopsOwnThreadInsideItsQueue() throws {
         let group = EventLoopGroup(count: 1, sweepInterval: .seconds(1))
         let loop = group.loops[0]
-        var pair: [Int32] = [0, 0]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        let pair = memberSocketPair()
         defer { close(pair[0]); close(pair[1]) }
-        _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
         let member = ThreadNotingMember(descriptor: pair[0], loop: loop)
         #expect(loop.queue.sync { loop.register(member, descriptor: pair[0]) })
         for round in 1...5 {
@@ -239,10 +231,8 @@ struct EventLoopTests {
     /// A registered member that holds its loop keeps the loop, and its thread, working after every
     /// other reference is gone; once the member has left the loop and is released, the thread ends.
     @Test func aMemberHoldingItsLoopKeepsItAliveUntilItLeaves() throws {
-        var pair: [Int32] = [0, 0]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        let pair = memberSocketPair()
         defer { close(pair[0]); close(pair[1]) }
-        _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
         var loop: EventLoop? = EventLoop(index: 8, sweepInterval: .seconds(1))
         var member: ThreadNotingMember? = ThreadNotingMember(descriptor: pair[0], loop: loop!)
         #expect(loop!.queue.sync { loop!.register(member!, descriptor: pair[0]) })
@@ -272,10 +262,8 @@ struct EventLoopTests {
 
         let group = EventLoopGroup(count: 1, sweepInterval: .milliseconds(10))
         let loop = group.loops[0]
-        var pair: [Int32] = [0, 0]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        let pair = memberSocketPair()
         defer { close(pair[0]); close(pair[1]) }
-        _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
         let member = EchoMember(descriptor: pair[0])
         #expect(loop.queue.sync { loop.register(member, descriptor: pair[0]) })
         _ = write(pair[1], "x", 1)
@@ -298,25 +286,5 @@ struct EventLoopTests {
             return all
         }
         #expect(Set(ids).count == ids.count && !ids.contains(0))
-    }
-}
-
-/// For a test member's `handleEvents`: on EPOLLIN, reads `descriptor` until it has nothing more;
-/// true if anything was read.
-func drainedInput(_ descriptor: Int32, _ mask: UInt32) -> Bool {
-    guard mask & 0x001 != 0 else { return false }  // EPOLLIN
-    var buffer = [UInt8](repeating: 0, count: 256)
-    var got = 0
-    while case let n = read(descriptor, &buffer, buffer.count), n > 0 { got += n }
-    return got > 0
-}
-
-/// True when the Swift runtime has given `object` a side table (it does on the first weak
-/// reference): on 64-bit platforms the inline reference-count word (after the isa pointer) then
-/// has its UseSlowRC and SideTableMark bits (63 and 62) set and holds the table's address.
-func hasSideTable(_ object: AnyObject) -> Bool {
-    withExtendedLifetime(object) {
-        let word = Unmanaged.passUnretained(object).toOpaque().load(fromByteOffset: 8, as: UInt64.self)
-        return word >> 62 == 0b11
     }
 }
