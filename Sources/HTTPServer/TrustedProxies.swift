@@ -37,14 +37,8 @@ public struct TrustedProxies: Sendable, Equatable {
 
     /// True when `remoteAddress` ("1.2.3.4:port", "[::1]:port" or a bare literal) is a trusted proxy.
     public func trusts(remoteAddress: String) -> Bool {
-        guard !addresses.isEmpty else { return false }
-        var host = Substring(remoteAddress)
-        if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
-            host = host[host.index(after: host.startIndex)..<close]
-        } else if host.filter({ $0 == ":" }).count == 1, let colon = host.lastIndex(of: ":") {
-            host = host[..<colon]
-        }
-        guard let bytes = TrustedProxies.parse(String(host)) else { return false }
+        guard !addresses.isEmpty,
+              let bytes = TrustedProxies.parse(HTTPServerRequest.host(ofPeerAddress: remoteAddress)) else { return false }
         return addresses.contains(bytes)
     }
 
