@@ -13,6 +13,10 @@ public final class HTTPClient: Sendable {
     private let group: EventLoopGroup
     private let shared: ClientShared
     private let pools: Locked<[ObjectIdentifier: LoopPool]>
+    /// This client's key for its pool in each loop's own table (``EventLoop/localObject(for:)``): an
+    /// exchange started on its loop finds the pool there, without the lock both loops share. `pools`
+    /// keeps each pool alive; the table does not retain it.
+    private let localKey = EventLoop.makeLocalKey()
 
     /// `loops`: where exchanges run when `execute` is not given a loop (normally the server's group).
     /// A TLS configuration that cannot be loaded (bad CA file) makes every https exchange fail with
@@ -58,11 +62,24 @@ public final class HTTPClient: Sendable {
     }
 
     private func pool(for loop: EventLoop) -> LoopPool {
-        pools.withLock { pools in
+        let onLoop = loop.isCurrent
+        if onLoop, let local = loop.localObject(for: localKey) { return unsafeDowncast(local, to: LoopPool.self) }
+        let pool = pools.withLock { pools in
             if let pool = pools[ObjectIdentifier(loop)] { return pool }
             let pool = LoopPool(loop: loop, shared: shared)
             pools[ObjectIdentifier(loop)] = pool
             return pool
+        }
+        if onLoop { loop.setLocalObject(pool, for: localKey) }
+        return pool
+    }
+
+    deinit {
+        // The loops' tables drop the key (no one reads it again: keys are never reused).
+        let key = localKey
+        for pool in pools.withLock({ Array($0.values) }) {
+            let loop = pool.loop
+            loop.execute { loop.setLocalObject(nil, for: key) }
         }
     }
 }

@@ -3,8 +3,9 @@ import HTTPTypes
 
 /// A handle on one running exchange. `cancel()` ends it from any thread: the upstream connection is
 /// closed (never pooled half-read) and the delegate gets `didFail(.cancelled)` unless the exchange
-/// had already finished or failed. Thread-safe (the work hops to the exchange's loop queue).
-public final class HTTPClientExchange: Sendable {
+/// had already finished or failed. Thread-safe (the work hops to the exchange's loop queue). A value:
+/// copies name the same exchange (the handle is no allocation of its own).
+public struct HTTPClientExchange: Sendable {
     let context: ExchangeContext
 
     init(context: ExchangeContext) { self.context = context }

@@ -5,7 +5,11 @@ import HTTPTypes
 /// `Host` is added from `head.authority` (or the server) when absent.
 public struct HTTPClientRequest: Sendable {
     /// Method, path (with query), authority (→ `Host`) and header fields.
-    public var head: HTTPRequest
+    public var head: HTTPRequest {
+        didSet { method = head.method }
+    }
+    /// `head.method`, kept with `head` (`HTTPRequest.method` makes the value anew at every read).
+    public private(set) var method: HTTPRequest.Method
     public var body: HTTPClientRequestBody
     /// True when the request may be sent again on a fresh connection after a reused connection
     /// turned out dead before any response byte (RFC 9110 §9.2.2). Default: from the method (GET,
@@ -25,8 +29,9 @@ public struct HTTPClientRequest: Sendable {
 
     public init(head: HTTPRequest, body: HTTPClientRequestBody = .none) {
         self.head = head
+        self.method = head.method
         self.body = body
-        switch head.method {
+        switch method {
         case .get, .head, .options, .trace, .put, .delete: isIdempotent = true
         default: isIdempotent = false
         }

@@ -17,7 +17,7 @@ enum RequestHeadEncoder {
     static func framing(for request: HTTPClientRequest) -> Framing {
         switch request.body {
         case .none:
-            switch request.head.method {
+            switch request.method {
             case .post, .put, .patch: return .contentLength(0)
             default: return .none
             }
@@ -29,7 +29,14 @@ enum RequestHeadEncoder {
     static func encode(_ request: HTTPClientRequest, server: UpstreamServer, framing: Framing) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(512)
-        out.append(contentsOf: request.head.method.rawValue.utf8)
+        append(request, server: server, framing: framing, to: &out)
+        return out
+    }
+
+    /// ``encode(_:server:framing:)`` appended to `out` (a connection's output buffer, kept from
+    /// request to request: no array made per request).
+    static func append(_ request: HTTPClientRequest, server: UpstreamServer, framing: Framing, to out: inout [UInt8]) {
+        out.append(contentsOf: request.method.rawValue.utf8)
         out.append(0x20)
         let path = request.head.path ?? "/"
         let target = path.isEmpty ? "/" : path
@@ -75,7 +82,6 @@ enum RequestHeadEncoder {
         }
         out.append(0x0D)
         out.append(0x0A)
-        return out
     }
 
     private static func appendField(_ name: String, _ value: String, to out: inout [UInt8]) {

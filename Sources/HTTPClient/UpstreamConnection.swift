@@ -63,6 +63,8 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
     private var declaredLength: Int?
     private var streamedBytes = 0
     private var out: [UInt8] = []
+    /// Largest output buffer kept from one request to the next.
+    private static let keptOutputCapacity = 16 << 10
     private var outOffset = 0
     private var requestSent = false
 
@@ -257,9 +259,10 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
         context.connection = self
         isReused = completedExchanges > 0
         let request = context.request
-        parser.expectResponse(toHEAD: request.head.method == .head, upgradeRequested: request.upgrade)
+        parser.expectResponse(toHEAD: request.method == .head, upgradeRequested: request.upgrade)
         let framing = RequestHeadEncoder.framing(for: request)
-        out = RequestHeadEncoder.encode(request, server: server, framing: framing)
+        out.removeAll(keepingCapacity: true)
+        RequestHeadEncoder.append(request, server: server, framing: framing, to: &out)
         outOffset = 0
         requestSent = false
         streamedBytes = 0
@@ -379,7 +382,9 @@ final class UpstreamConnection: EventLoopMember, @unchecked Sendable {
                     return
                 }
             }
-            out.removeAll(keepingCapacity: true)
+            // Kept for the next request's head, unless a large body grew it (an idle connection
+            // would hold that much for as long as it stays pooled).
+            if out.capacity > Self.keptOutputCapacity { out = [] } else { out.removeAll(keepingCapacity: true) }
             outOffset = 0
             switch body {
             case .none, .done:

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Dispatch
+import Synchronization
 
 /// One serial Dispatch queue that drives the I/O of many sockets (its `EventLoopMember`s: server
 /// connections, upstream client connections, ...), and the work handed to it (`execute`).
@@ -150,4 +151,20 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Largest pending output a member defers with ``deferFlush(_:)``; more is written at once.
     public static let deferredWriteLimit = 16 << 10
+
+    /// A key for ``localObject(for:)``, never handed out twice in the process.
+    package static func makeLocalKey() -> UInt64 { localKeys.add(1, ordering: .relaxed).newValue }
+    private static let localKeys = Atomic<UInt64>(0)
+
+    /// The object a user of the loop keeps on it under `key` (an HTTP client's pool for this loop),
+    /// found without a lock shared with the other loops. On `queue`. The loop does not retain it:
+    /// whoever stores an object keeps it alive as long as its key may be read.
+    package func localObject(for key: UInt64) -> AnyObject? {
+        core.locals[key]?.takeUnretainedValue()
+    }
+
+    /// Stores (or, with nil, removes) the object under `key` (see ``localObject(for:)``). On `queue`.
+    package func setLocalObject(_ object: AnyObject?, for key: UInt64) {
+        core.locals[key] = object.map { Unmanaged.passUnretained($0) }
+    }
 }

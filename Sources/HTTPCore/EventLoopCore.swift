@@ -48,6 +48,8 @@ final class EventLoopCore: @unchecked Sendable {
     private var spareBatch: [any EventLoopMember] = []
     /// Members whose reading resumed while input may be pending; read after the current round.
     private var pendingReads: [any EventLoopMember] = []
+    /// What users keep per loop (``EventLoop/localObject(for:)``), unretained, by key.
+    var locals: [UInt64: Unmanaged<AnyObject>] = [:]
     private(set) var inBatch = false
     /// When the current round of events was harvested (valid while `inBatch`).
     private(set) var batchTime = DispatchTime.now()

@@ -37,6 +37,21 @@ package func asciiCaseInsensitiveEquals(_ bytes: UnsafeBufferPointer<UInt8>, _ l
     asciiCaseInsensitiveEquals(bytes, UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount))
 }
 
+/// ``asciiCaseInsensitiveEquals(_:_:)`` of raw bytes (a parser's view of its buffer) against a lower-case
+/// ASCII literal: no array, no reference count, no lazy global.
+@inlinable @inline(__always)
+package func asciiCaseInsensitiveEquals(_ bytes: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
+    asciiCaseInsensitiveEquals(bytes.assumingMemoryBound(to: UInt8.self), lowercase)
+}
+
+extension Array where Element == UInt8 {
+    /// Appends an ASCII literal's bytes (constant lines written into an output buffer).
+    @inlinable @inline(__always)
+    package mutating func append(_ literal: StaticString) {
+        append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+}
+
 /// Character classes and small helpers of HTTP/1.1 syntax (RFC 9110 §5.6) used by the request and
 /// response parsers. Pure functions, no state (no global tables: a global is a `swift_once` call on
 /// every access, and these run once per byte of every head).

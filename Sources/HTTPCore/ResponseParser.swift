@@ -272,12 +272,11 @@ public struct ResponseParser {
         }
     }
 
-    private static let versionPrefix: [UInt8] = Array("HTTP/".utf8)
-
     /// Rejects a partial first line that already differs from `HTTP/`.
     private func checkStatusLinePrefix(_ buffer: UnsafeRawBufferPointer, upTo end: Int) throws(ResponseParseError) {
-        let n = min(end, Self.versionPrefix.count)
-        for i in 0..<n where buffer[i] != Self.versionPrefix[i] {
+        let prefix: StaticString = "HTTP/"
+        let n = min(end, prefix.utf8CodeUnitCount)
+        for i in 0..<n where buffer[i] != prefix.utf8Start[i] {
             throw .malformed("not an HTTP/1.x status line")
         }
     }
@@ -333,18 +332,13 @@ public struct ResponseParser {
         return (name, i..<end)
     }
 
-    private static let nameContentLength: [UInt8] = Array("content-length".utf8)
-    private static let nameTransferEncoding: [UInt8] = Array("transfer-encoding".utf8)
-    private static let nameConnection: [UInt8] = Array("connection".utf8)
-    private static let tokenClose: [UInt8] = Array("close".utf8)
-    private static let tokenKeepAlive: [UInt8] = Array("keep-alive".utf8)
     private static let tokenChunked: [UInt8] = Array("chunked".utf8)
 
     private mutating func interpretField(_ buffer: UnsafeRawBufferPointer, name: Range<Int>, value: Range<Int>) throws(ResponseParseError) {
         let n = UnsafeRawBufferPointer(rebasing: buffer[name])
         let v = UnsafeRawBufferPointer(rebasing: buffer[value])
         switch name.count {
-        case 14 where asciiCaseInsensitiveEquals(n, Self.nameContentLength):
+        case 14 where asciiCaseInsensitiveEquals(n, "content-length"):
             try HTTPFieldSyntax.forEachListElement(v) { (element: UnsafeRawBufferPointer) throws(ResponseParseError) in
                 guard !element.isEmpty else { throw .malformed("invalid Content-Length") }
                 var length = 0
@@ -360,15 +354,15 @@ public struct ResponseParser {
                 }
                 contentLength = length
             }
-        case 17 where asciiCaseInsensitiveEquals(n, Self.nameTransferEncoding):
+        case 17 where asciiCaseInsensitiveEquals(n, "transfer-encoding"):
             hasTransferEncoding = true
             HTTPFieldSyntax.forEachListElement(v) { element in
                 if !element.isEmpty { transferCodings.append(element.map { ($0 >= 0x41 && $0 <= 0x5A) ? $0 | 0x20 : $0 }) }
             }
-        case 10 where asciiCaseInsensitiveEquals(n, Self.nameConnection):
+        case 10 where asciiCaseInsensitiveEquals(n, "connection"):
             HTTPFieldSyntax.forEachListElement(v) { element in
-                if asciiCaseInsensitiveEquals(element, Self.tokenClose) { connectionClose = true }
-                if asciiCaseInsensitiveEquals(element, Self.tokenKeepAlive) { connectionKeepAlive = true }
+                if asciiCaseInsensitiveEquals(element, "close") { connectionClose = true }
+                if asciiCaseInsensitiveEquals(element, "keep-alive") { connectionKeepAlive = true }
             }
         default:
             break

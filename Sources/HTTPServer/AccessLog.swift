@@ -17,12 +17,15 @@ public struct AccessLog: Sendable {
     public let logger: Logger
     public let excludedPaths: Set<String>
 
+    /// Whether lines are written: the logger's level, read once here (asking the logger copies its
+    /// handler, once per request otherwise).
+    let isEnabled: Bool
+
     public init(logger: Logger = Logger(label: "dcserve.access"), excludedPaths: Set<String> = []) {
         self.logger = logger
         self.excludedPaths = excludedPaths
+        isEnabled = logger.logLevel <= .info
     }
-
-    var isEnabled: Bool { logger.logLevel <= .info }
 
     func record(method: String, target: String, status: Int, bytes: Int64, startNanos: UInt64, connectionID: UInt64,
                 note: (any AccessLogNote)? = nil) {

@@ -377,7 +377,8 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         setDeadline(.none, after: .zero)
         currentStart = MonotonicClock.nanoseconds()
         let head = prepared ?? makeHead(parsed)
-        machine.requestParsed(keepAlive: parsed.keepAlive, version: parsed.version, isHead: head.method == .head)
+        let method = head.method
+        machine.requestParsed(keepAlive: parsed.keepAlive, version: parsed.version, isHead: method == .head)
         if context.accessLog.isEnabled {
             currentMethod = parsed.method
             currentTarget = parsed.target
@@ -391,7 +392,7 @@ final class Connection: EventLoopMember, @unchecked Sendable {
                 self.bodyRead(generation: generation, then: then)
             }
         }
-        var request = HTTPServerRequest(head: head, body: parsed.body, version: parsed.version,
+        var request = HTTPServerRequest(head: head, method: method, body: parsed.body, version: parsed.version,
                                         remoteAddress: remoteAddress, connectionID: id, sequenceNumber: machine.requestsServed,
                                         receivedSequence: lastReadSequence, eventLoop: loop, bodyStream: bodyStream,
                                         remoteHost: remoteHost)
@@ -402,23 +403,28 @@ final class Connection: EventLoopMember, @unchecked Sendable {
         }
         request.fromTrustedProxy = peerIsTrustedProxy
         request.received = ReceivedRequestHead(parsed)
+        request.answeredBy(self)
         let me = UInt(bitPattern: Int(bitPattern: pthread_self()))
         handlerThread.store(me, ordering: .relaxed)
-        // The request's number on this connection: a response is taken only while this request is
-        // the one being handled (a second `respond`, or one arriving late, never answers a later request).
-        let sequence = machine.requestsServed
-        context.handler.handle(request) { [self] response in
-            if self.handlerThread.load(ordering: .relaxed) == UInt(bitPattern: Int(bitPattern: pthread_self())) {
-                self.deliver(response, sequence: sequence)
-            } else if self.loop.isCurrent && !self.inFlush {
-                // Answered on this loop by another member's event (a proxied response from an
-                // upstream connection): deliver now, not after the loop's current batch.
-                self.deliver(response, sequence: sequence)
-            } else {
-                self.loop.execute { self.deliver(response, sequence: sequence) }
-            }
-        }
+        // `respond` captures only the request (one reference: no closure context is allocated); the
+        // request names this connection and its number on it (`sequenceNumber`).
+        context.handler.handle(request) { [request] response in request.answer(response) }
         handlerThread.store(0, ordering: .relaxed)
+    }
+
+    /// The handler's answer to request number `sequence` (its `respond`, from any thread): taken only
+    /// while that request is the one being handled (a second `respond`, or one arriving late, never
+    /// answers a later request).
+    func take(_ response: consuming HTTPServerResponse, sequence: Int) {
+        if handlerThread.load(ordering: .relaxed) == UInt(bitPattern: Int(bitPattern: pthread_self())) {
+            deliver(response, sequence: sequence)
+        } else if loop.isCurrent && !inFlush {
+            // Answered on this loop by another member's event (a proxied response from an
+            // upstream connection): deliver now, not after the loop's current batch.
+            deliver(response, sequence: sequence)
+        } else {
+            loop.execute { [response] in self.deliver(response, sequence: sequence) }
+        }
     }
 
     /// Whether the peer is one of `ServerConfiguration.trustedProxies` (decided once per connection).
@@ -754,7 +760,9 @@ final class Connection: EventLoopMember, @unchecked Sendable {
     private func setDeadline(_ kind: DeadlineKind, after duration: Duration) {
         deadlineKind = kind
         guard kind != .none else { deadline = .distantFuture; return }
-        deadline = loop.now + .nanoseconds(Int(duration.nanoseconds))
+        // Plain arithmetic on the uptime (adding a DispatchTimeInterval is a call into libdispatch).
+        let (at, overflow) = loop.now.uptimeNanoseconds.addingReportingOverflow(duration.nanoseconds)
+        deadline = overflow ? .distantFuture : DispatchTime(uptimeNanoseconds: at)
     }
 
     /// Called by the loop's sweep (on `queue`): acts on a passed deadline. Also releases the input

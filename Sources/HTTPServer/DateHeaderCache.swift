@@ -4,25 +4,44 @@ import Glibc
 import Darwin
 #endif
 import HTTPCore
-import Locking
 
-/// The `Date: ...\r\n` header line, formatted at most once per second and shared by all connections.
+/// The `Date: ...\r\n` header line, formatted at most once per second per thread.
 ///
-/// Thread-safety: the cached (second, bytes) pair lives in a `Locked`; readers copy the array
-/// (reference-counted, no byte copy).
-final class DateHeaderCache: Sendable {
-    static let shared = DateHeaderCache()
-    private let cache = Locked<(second: Int, line: [UInt8])>((-1, []))
+/// Thread-safety: each thread (an event loop's, in the server) keeps its own line in thread-local
+/// storage, so writing a response takes no lock and shares no cache line with the other loops. A
+/// thread's line is released when the thread ends.
+enum DateHeaderCache {
+    /// One thread's line and the second it was formatted for. Owned by its thread only.
+    private final class Line {
+        var second = -1
+        var bytes: [UInt8] = []
+    }
 
-    func headerLine() -> [UInt8] {
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        let status = pthread_key_create(&key) { pointer in
+            if let pointer { Unmanaged<AnyObject>.fromOpaque(pointer).release() }
+        }
+        precondition(status == 0, "pthread_key_create failed")
+        return key
+    }()
+
+    /// Appends the current `Date` line to `buffer`.
+    static func appendLine(into buffer: inout [UInt8]) {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME_COARSE, &ts)
         let now = Int(ts.tv_sec)
-        return cache.withLock { c in
-            if c.second != now {
-                c = (now, Array("Date: \(HTTPDate.format(now))\r\n".utf8))
-            }
-            return c.line
+        let line: Line
+        if let stored = pthread_getspecific(key) {
+            line = Unmanaged<Line>.fromOpaque(stored).takeUnretainedValue()
+        } else {
+            line = Line()
+            pthread_setspecific(key, Unmanaged.passRetained(line).toOpaque())
         }
+        if line.second != now {
+            line.second = now
+            line.bytes = Array("Date: \(HTTPDate.format(now))\r\n".utf8)
+        }
+        buffer.append(contentsOf: line.bytes)
     }
 }

@@ -25,7 +25,7 @@ struct HTTPSRedirectHandler: HTTPHandler {
         }
         let p = port.port
         let location = "https://\(host)\(p == 443 ? "" : ":\(p)")\(request.head.path ?? "/")"
-        let method = request.head.method
+        let method = request.method
         let status: HTTPResponse.Status = (method == .get || method == .head) ? .movedPermanently : .permanentRedirect
         var fields = HTTPFields()
         fields[.location] = location

@@ -368,28 +368,19 @@ public struct RequestParser {
         return (name, i..<end)
     }
 
-    private static let nameHost: [UInt8] = Array("host".utf8)
-    private static let nameAuthorization: [UInt8] = Array("authorization".utf8)
-    private static let nameContentLength: [UInt8] = Array("content-length".utf8)
-    private static let nameTransferEncoding: [UInt8] = Array("transfer-encoding".utf8)
-    private static let nameConnection: [UInt8] = Array("connection".utf8)
-    private static let nameExpect: [UInt8] = Array("expect".utf8)
-    private static let tokenClose: [UInt8] = Array("close".utf8)
-    private static let tokenKeepAlive: [UInt8] = Array("keep-alive".utf8)
     private static let tokenChunked: [UInt8] = Array("chunked".utf8)
-    private static let token100Continue: [UInt8] = Array("100-continue".utf8)
 
     private mutating func interpretField(_ buffer: UnsafeRawBufferPointer, name: Range<Int>, value: Range<Int>) throws(HTTPParseError) {
         let n = UnsafeRawBufferPointer(rebasing: buffer[name])
         let v = UnsafeRawBufferPointer(rebasing: buffer[value])
         switch name.count {
-        case 4 where asciiCaseInsensitiveEquals(n, Self.nameHost):
+        case 4 where asciiCaseInsensitiveEquals(n, "host"):
             hostCount += 1
             for b in v where !isHostByte(b) { throw .badRequest("invalid Host header field") }
-        case 13 where asciiCaseInsensitiveEquals(n, Self.nameAuthorization):
+        case 13 where asciiCaseInsensitiveEquals(n, "authorization"):
             authorizationCount += 1
             if authorizationCount > 1 { throw .badRequest("more than one Authorization header field") }
-        case 14 where asciiCaseInsensitiveEquals(n, Self.nameContentLength):
+        case 14 where asciiCaseInsensitiveEquals(n, "content-length"):
             try forEachListElement(v) { (element: UnsafeRawBufferPointer) throws(HTTPParseError) in
                 guard !element.isEmpty else { throw .badRequest("invalid Content-Length") }
                 var length = 0
@@ -407,18 +398,18 @@ public struct RequestParser {
                 contentLength = length
             }
             if contentLength == nil { throw .badRequest("invalid Content-Length") }
-        case 17 where asciiCaseInsensitiveEquals(n, Self.nameTransferEncoding):
+        case 17 where asciiCaseInsensitiveEquals(n, "transfer-encoding"):
             hasTransferEncoding = true
             forEachListElementNoThrow(v) { element in
                 if !element.isEmpty { transferCodings.append(element.map { ($0 >= 0x41 && $0 <= 0x5A) ? $0 | 0x20 : $0 }) }
             }
-        case 10 where asciiCaseInsensitiveEquals(n, Self.nameConnection):
+        case 10 where asciiCaseInsensitiveEquals(n, "connection"):
             forEachListElementNoThrow(v) { element in
-                if asciiCaseInsensitiveEquals(element, Self.tokenClose) { connectionClose = true }
-                if asciiCaseInsensitiveEquals(element, Self.tokenKeepAlive) { connectionKeepAlive = true }
+                if asciiCaseInsensitiveEquals(element, "close") { connectionClose = true }
+                if asciiCaseInsensitiveEquals(element, "keep-alive") { connectionKeepAlive = true }
             }
-        case 6 where asciiCaseInsensitiveEquals(n, Self.nameExpect):
-            guard asciiCaseInsensitiveEquals(v, Self.token100Continue) else { throw .expectationFailed }
+        case 6 where asciiCaseInsensitiveEquals(n, "expect"):
+            guard asciiCaseInsensitiveEquals(v, "100-continue") else { throw .expectationFailed }
             expectContinue = true
         default:
             break

@@ -94,24 +94,24 @@ enum ResponseWriter {
     /// line that ends the head.
     private static func appendServerFields(hasDate: Bool, hasServer: Bool, framing: BodyFraming, keepAlive: Bool,
                                            requestVersion: HTTPVersion, serverLine: [UInt8]?, into buffer: inout [UInt8]) {
-        if !hasDate { buffer.append(contentsOf: DateHeaderCache.shared.headerLine()) }
+        if !hasDate { DateHeaderCache.appendLine(into: &buffer) }
         if !hasServer, let serverLine { buffer.append(contentsOf: serverLine) }
         switch framing {
         case .none:
             break
         case .contentLength(let n):
-            buffer.append(contentsOf: contentLengthPrefix)
+            buffer.append("Content-Length: ")
             appendDecimal(n, into: &buffer)
             buffer.append(0x0D); buffer.append(0x0A)
         case .chunked:
-            buffer.append(contentsOf: chunkedLine)
+            buffer.append("Transfer-Encoding: chunked\r\n")
         case .closeDelimited:
             break
         }
         if !keepAlive {
-            buffer.append(contentsOf: closeLine)
+            buffer.append("Connection: close\r\n")
         } else if requestVersion == .http1_0 {
-            buffer.append(contentsOf: keepAliveLine)
+            buffer.append("Connection: keep-alive\r\n")
         }
         buffer.append(0x0D); buffer.append(0x0A)
     }
@@ -122,12 +122,11 @@ enum ResponseWriter {
     /// `Upgrade` among them), `Date`, `Server`, and `Connection: upgrade`.
     static func appendSwitchingHead(_ response: HTTPResponse, serverLine: [UInt8]?, into buffer: inout [UInt8]) {
         let (hasDate, hasServer) = appendStatusAndFields(response, into: &buffer)
-        if !hasDate { buffer.append(contentsOf: DateHeaderCache.shared.headerLine()) }
+        if !hasDate { DateHeaderCache.appendLine(into: &buffer) }
         if !hasServer, let serverLine { buffer.append(contentsOf: serverLine) }
-        buffer.append(contentsOf: upgradeLine)
+        buffer.append("Connection: upgrade\r\n")
         buffer.append(0x0D); buffer.append(0x0A)
     }
-    private static let upgradeLine: [UInt8] = Array("Connection: upgrade\r\n".utf8)
     static let continueResponse: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
     /// Appends an interim (1xx) response: its status line and fields, without the fields the
@@ -136,10 +135,6 @@ enum ResponseWriter {
         _ = appendStatusAndFields(response, into: &buffer)
         buffer.append(0x0D); buffer.append(0x0A)
     }
-    private static let contentLengthPrefix: [UInt8] = Array("Content-Length: ".utf8)
-    private static let chunkedLine: [UInt8] = Array("Transfer-Encoding: chunked\r\n".utf8)
-    private static let closeLine: [UInt8] = Array("Connection: close\r\n".utf8)
-    private static let keepAliveLine: [UInt8] = Array("Connection: keep-alive\r\n".utf8)
     /// Status lines of the statuses the server itself sends, indexed by code, with their phrase.
     private static let commonStatusLines: [(phrase: String, line: [UInt8])?] = {
         var table = [(phrase: String, line: [UInt8])?](repeating: nil, count: 600)

@@ -77,7 +77,7 @@ public struct StaticFileHandler: HTTPHandler {
 
     /// One try at answering `request`; nil when the file changed while it was read.
     private func attempt(_ request: HTTPServerRequest) -> HTTPServerResponse? {
-        let method = request.head.method
+        let method = request.method
         guard method == .get || method == .head else {
             return .text(.methodNotAllowed, "method not allowed", headerFields: [.allow: "GET, HEAD"])
         }
@@ -247,7 +247,7 @@ public struct StaticFileHandler: HTTPHandler {
 
         var fields = Self.fullResponseFields(v, contentType: contentType)
 
-        if let rangeValue = fieldsReq[.range], request.head.method == .get {
+        if let rangeValue = fieldsReq[.range], request.method == .get {
             let ifRangeOK: Bool
             if let ifRange = fieldsReq[.ifRange] {
                 ifRange.hasPrefix("\"") ? (ifRangeOK = ifRange == v.etag)
