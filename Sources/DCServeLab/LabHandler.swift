@@ -26,7 +26,7 @@ public struct LabHandler: HTTPHandler {
     func answer(_ request: HTTPServerRequest) -> HTTPServerResponse {
         let path = String(request.pathWithoutQuery)
         let query = Self.query(of: request.head.path ?? "")
-        let method = request.head.method
+        let method = request.method
         let parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         // parts[0] == "" for an absolute path
         guard parts.count >= 2, parts[0].isEmpty else { return .text(.badRequest, "the lab serves absolute paths under /lab/") }
@@ -86,7 +86,7 @@ public struct LabHandler: HTTPHandler {
         }
         let fields = request.head.headerFields
         let (response, served) = LabResourceResponder.respond(
-            run: run, scenario: scenario, resource: resource, definition, request: fields, head: request.head.method == .head)
+            run: run, scenario: scenario, resource: resource, definition, request: fields, head: request.method == .head)
         let step = scenario.steps.first { $0.resource == resource }
         let path = request.head.path ?? ""
         let recorded = LabRecordedRequest(
@@ -117,7 +117,7 @@ public struct LabHandler: HTTPHandler {
         guard Self.step(id) != nil else { return .text(.notFound, "no step \(id.debugDescription) (see /lab/plan.json)") }
         var sha: String?
         var error: String?
-        switch request.head.method {
+        switch request.method {
         case .post, .put:
             guard !request.body.isEmpty else {
                 return .text(.badRequest, "report body: expected JSON {\"sha256\": \"<64 hex digits>\"} or {\"error\": \"<why>\"}")

@@ -35,7 +35,56 @@ public enum CompressionEligibility {
     /// wastes CPU for no gain. Parameters and case are ignored; an unknown or missing type is not
     /// precompressed.
     public static func isPrecompressed(contentType: String?) -> Bool {
-        guard let contentType else { return false }
+        guard var contentType else { return false }
+        return contentType.withUTF8 { isPrecompressed(contentTypeBytes: $0) }
+    }
+
+    /// ``isPrecompressed(contentType:)`` of a field value's bytes, without making a String: an ASCII
+    /// value is read byte by byte (the same members as the String rules: the first non-empty
+    /// `;`-member, OWS-trimmed, lower-cased, split once at `/` with empty parts omitted); any other
+    /// value goes through the String rules, whose Unicode case mapping and grapheme splitting differ.
+    public static func isPrecompressed(contentTypeBytes value: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard !value.contains(where: { $0 >= 0x80 }) else {
+            return isPrecompressedByCharacters(String(decoding: value, as: UTF8.self))
+        }
+        // The essence: the first member between `;` that is not empty before trimming.
+        var start = 0
+        while start < value.count && value[start] == UInt8(ascii: ";") { start += 1 }
+        var end = start
+        while end < value.count && value[end] != UInt8(ascii: ";") { end += 1 }
+        while start < end && (value[start] == 0x20 || value[start] == 0x09) { start += 1 }
+        while end > start && (value[end - 1] == 0x20 || value[end - 1] == 0x09) { end -= 1 }
+        // type "/" subtype: split once at a `/`, empty parts omitted (and not counted as the split).
+        var i = start
+        while i < end && value[i] == UInt8(ascii: "/") { i += 1 }
+        let typeStart = i
+        while i < end && value[i] != UInt8(ascii: "/") { i += 1 }
+        guard i < end else { return false }  // one part only
+        let type = UnsafeBufferPointer(rebasing: value[typeStart..<i])
+        // After the one split, the rest is the subtype as it is (`/`s included); an empty rest is omitted.
+        let subtypeStart = i + 1
+        guard subtypeStart < end else { return false }
+        let subtype = UnsafeBufferPointer(rebasing: value[subtypeStart..<end])
+        return isPrecompressed(type: type, subtype: subtype)
+    }
+
+    private static func isPrecompressed(type: UnsafeBufferPointer<UInt8>, subtype: UnsafeBufferPointer<UInt8>) -> Bool {
+        func any(_ candidates: [StaticString]) -> Bool { candidates.contains { asciiCaseInsensitiveEquals(subtype, $0) } }
+        if asciiCaseInsensitiveEquals(type, "image") {
+            return !any(["svg+xml", "bmp", "x-icon", "vnd.microsoft.icon", "x-ms-bmp"])
+        }
+        if asciiCaseInsensitiveEquals(type, "audio") || asciiCaseInsensitiveEquals(type, "video") { return true }
+        if asciiCaseInsensitiveEquals(type, "font") { return any(["woff", "woff2"]) }
+        if asciiCaseInsensitiveEquals(type, "application") {
+            return any(["font-woff", "font-woff2", "x-font-woff", "zip", "gzip", "x-gzip", "zstd", "x-zstd", "x-brotli",
+                        "x-bzip2", "x-xz", "x-7z-compressed", "x-rar-compressed", "vnd.rar", "pdf", "x-compress"])
+        }
+        return false
+    }
+
+    /// The rules on Characters (Unicode lower-casing, grapheme-aware split at `/`): for values with
+    /// non-ASCII bytes, and the reference the byte path is tested against.
+    static func isPrecompressedByCharacters(_ contentType: String) -> Bool {
         let essence = contentType.fieldPair(separatedBy: ";").first?.lowercased() ?? ""
         let parts = essence.split(separator: "/", maxSplits: 1)
         guard parts.count == 2 else { return false }

@@ -43,9 +43,9 @@ final class HeldWriter: ResponseBodyWriter, @unchecked Sendable {
     static func relay(method: HTTPRequest.Method = .get, maxBuffered: Int = 1000) -> (ProxyResponseRelay, Answers) {
         let answers = Answers()
         let relay = ProxyResponseRelay(
-            upstream: "api", request: testRequest(method, "/x", authority: "a"),
-            settings: .init(maxBufferedBodyBytes: maxBuffered, maxDecodedBodyBytes: 1 << 20, policy: ProxyHeaderPolicy()),
-            logger: Logger(label: "test"), respond: answers.respond)
+            settings: .init(upstream: "api", maxBufferedBodyBytes: maxBuffered, maxDecodedBodyBytes: 1 << 20, policy: ProxyHeaderPolicy(),
+                            logger: Logger(label: "test")),
+            request: testRequest(method, "/x", authority: "a"), respond: answers.respond)
         return (relay, answers)
     }
 

@@ -1,4 +1,5 @@
 @testable import DCServe
+import DictionaryTransport
 import Foundation
 import HTTPServer
 import HTTPTypes
@@ -14,6 +15,8 @@ import Testing
         [.contentType: "text/html", .contentEncoding: "gzip"],
         [.contentEncoding: "gzip", .contentType: "text/plain", .init("content-encoding")!: "br"],
         [.contentType: "text/plain", .init("Content-Type")!: "text/html"],
+        [.contentType: "image/png", .init("Content-Type")!: "text/html"],
+        [.contentType: "application/zip; name=a"],
         [.cacheControl: "max-age=60", .init("cache-control")!: "public, No-Transform"],
         [.cacheControl: "no-transform=1"],
         [.cacheControl: "max-age=60, no-transformer"],
@@ -25,7 +28,7 @@ import Testing
         for fields in Self.heads {
             let t = TriageFields(fields)
             #expect(t.contentEncoding == fields[.contentEncoding], "\(fields)")
-            #expect(t.contentType == fields[.contentType], "\(fields)")
+            #expect(t.precompressed == CompressionEligibility.isPrecompressed(contentType: fields[.contentType]), "\(fields)")
             #expect(t.forbidsTransform == ProxyResponseHeaders.forbidsTransform(fields), "\(fields)")
             #expect(t.hasVary == !fields[values: .vary].isEmpty, "\(fields)")
         }

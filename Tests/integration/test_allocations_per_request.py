@@ -37,7 +37,7 @@ WARM_UP = 300
 
 STATIC_CEILING = 10.5
 DCZ_CEILING = 13.5
-PROXY_CEILING = 21.5
+PROXY_CEILING = 18.5
 
 
 @pytest.fixture(scope="module")

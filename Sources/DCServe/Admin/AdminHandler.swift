@@ -41,7 +41,7 @@ public struct AdminHandler: HTTPHandler {
             let also = liveView == nil ? "" : ", \(Self.liveViewPath) (live view)"
             return respond(.text(.notFound, "404 Not Found: the admin listener serves \(metricsPath)\(also) and the health paths"))
         }
-        guard request.head.method == .get || request.head.method == .head else {
+        guard request.method == .get || request.method == .head else {
             return respond(.text(.methodNotAllowed, "405 Method Not Allowed", headerFields: [.allow: "GET, HEAD"]))
         }
         if path == metricsPath {

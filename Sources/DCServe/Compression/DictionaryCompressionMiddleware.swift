@@ -69,8 +69,6 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     static let maxStoredThisRun = 1 << 16
     /// `Available-Dictionary` values parsed once each (clients send the same few values again and again).
     let availableDictionaries = BoundedMemo<String, AvailableDictionary.Parsed>()
-    /// Whether a `Content-Type` value is an already-compressed media type, decided once per value.
-    let precompressedTypes = BoundedMemo<String, Bool>(capacity: 1024)
     /// `Use-As-Dictionary` values serialised once per (rule, path).
     let advertisements = BoundedMemo<String, String?>()
     /// Finished responses for repeated requests.
@@ -113,6 +111,9 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
     let accessLogNotes: Bool
     /// Whether the observer wants a record of every response (decided once).
     let observesResponses: Bool
+    /// Whether anything reads a response's decision (observer, access-log note, `DCServe-Decision`):
+    /// when nothing does, a passed response's decision is not worked out.
+    let reportsDecisions: Bool
     /// Whether the caches in front honour `Vary` (`server.sharedCaches`).
     let sharedCaches: SharedCaches
     /// Whether store writes currently succeed: nothing new is advertised while they fail.
@@ -128,6 +129,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         self.decisionHeader = decisionHeader
         self.accessLogNotes = accessLogNotes
         self.observesResponses = observer.wantsResponses
+        self.reportsDecisions = decisionHeader || accessLogNotes || observer.wantsResponses
         self.sharedCaches = sharedCaches
         self.storeHealth = storeHealth
         self.history = history
@@ -157,7 +159,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
 
     public func handle(_ request: HTTPServerRequest, next: any HTTPHandler,
                        respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
-        let method = request.head.method
+        let method = request.method
         guard method == .get || method == .head else {
             // Still strip a private rule's upstream partition header (and mark the response private).
             return next.handle(request) { (out: consuming HTTPServerResponse) in
@@ -337,7 +339,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         if let rule = advertising, partition.refusal == nil, Self.mayAdvertise(response, of: request, by: rule) {
             if rule.isLive {
                 advertiseLive(resource, rule: rule, path: path, partition: partition.id, fields: &out.head.headerFields,
-                              records: request.head.method == .get)
+                              records: request.method == .get)
             } else {
                 advertise(resource, rule: rule, path: path, fields: &out.head.headerFields,
                           contentAddressed: response.isContentAddressed, effects: &effects)

@@ -5,7 +5,6 @@ extension DictionaryCompressionMiddleware {
     func releaseIdleMemory() {
         memo.removeAll()
         availableDictionaries.removeAll()
-        precompressedTypes.removeAll()
         advertisements.removeAll()
         Self.usableSeconds.removeAll()
         Self.privateValues.removeAll()

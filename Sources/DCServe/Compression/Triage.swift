@@ -43,7 +43,7 @@ extension DictionaryCompressionMiddleware {
         guard length <= Self.maximumBodyBytes else {
             return .passThrough(conditional: true, replayable: false, reason: .tooLarge)
         }
-        if request.head.method == .head && !response.isContentAddressed && !answersHeadAsGet(request.pathWithoutQuery) {
+        if request.method == .head && !response.isContentAddressed && !answersHeadAsGet(request.pathWithoutQuery) {
             // A proxied HEAD has no body to store, hash or measure: its head passes as the upstream sent it.
             return .passThrough(conditional: true, replayable: false, reason: .head)
         }
@@ -59,7 +59,7 @@ extension DictionaryCompressionMiddleware {
         let advertising = alreadyEncoded ? nil : rules.advertisingRule(for: path)
         let scope = rules.dictionaryScope(for: path)
         let tooSmall = Int(length) < settings.minimumBytes
-        let precompressed = precompressedTypes.value(for: fields.contentType ?? "") { CompressionEligibility.isPrecompressed(contentType: $0) }
+        let precompressed = fields.precompressed
         let compressible = !alreadyEncoded && !tooSmall && !precompressed
         guard advertising != nil || compressible else {
             let reason: DecisionReason = alreadyEncoded ? .upstreamEncoded : tooSmall ? .bodyTooSmall : .precompressedMediaType

@@ -1,3 +1,4 @@
+import DictionaryTransport
 import HTTPCore
 import HTTPServer
 import HTTPTypes
@@ -5,12 +6,14 @@ import HTTPTypes
 /// The response fields ``DictionaryCompressionMiddleware/triage(_:_:)`` decides on, read in one pass
 /// over the head (a proxied response's head is walked once instead of once per field looked up, and
 /// no joined strings are built for the common single-line case). Same answers as the field
-/// subscripts they replace: `contentEncoding`/`contentType` equal `fields[name]` (several lines
-/// joined with ", "), `forbidsTransform` equals ``ProxyResponseHeaders/forbidsTransform(_:)``, and
-/// `hasVary` tells whether any `Vary` line exists. A value; thread-safe.
+/// subscripts they replace: `contentEncoding` equals `fields[name]` (several lines joined with ", "),
+/// `precompressed` is ``CompressionEligibility/isPrecompressed(contentType:)`` of `fields[.contentType]`
+/// (read from a forwarded head's bytes without a String), `forbidsTransform` equals
+/// ``ProxyResponseHeaders/forbidsTransform(_:)``, and `hasVary` tells whether any `Vary` line exists.
+/// A value; thread-safe.
 struct TriageFields {
     var contentEncoding: String?
-    var contentType: String?
+    var precompressed = false
     var forbidsTransform = false
     var hasVary = false
 
@@ -18,29 +21,35 @@ struct TriageFields {
     private var encodingLines = 0, typeLines = 0
 
     /// The fields of `response`'s head, read from a forwarded head's bytes without building it.
-    init(_ response: HTTPServerResponse) {
+    init(_ response: borrowing HTTPServerResponse) {
         guard let forwarded = response.forwarded else { self = TriageFields(response.head.headerFields); return }
-        forwarded.forEachKeptField { name, value in take(name) { String(decoding: value, as: UTF8.self) } }
+        forwarded.forEachKeptField { name, value in
+            take(name, value: { String(decoding: value, as: UTF8.self) },
+                 precompressedType: { CompressionEligibility.isPrecompressed(contentTypeBytes: value) })
+        }
         for field in forwarded.appended { take(field) }
         // Several lines: exactly what the subscript answers (the rare case keeps its cost).
         if encodingLines > 1 { contentEncoding = forwarded.value(.contentEncoding) }
-        if typeLines > 1 { contentType = forwarded.value(.contentType) }
+        if typeLines > 1 { precompressed = CompressionEligibility.isPrecompressed(contentType: forwarded.value(.contentType)) }
     }
 
     init(_ fields: HTTPFields) {
         for field in fields { take(field) }
         // Several lines: exactly what the subscript answers (the rare case keeps its cost).
         if encodingLines > 1 { contentEncoding = fields[.contentEncoding] }
-        if typeLines > 1 { contentType = fields[.contentType] }
+        if typeLines > 1 { precompressed = CompressionEligibility.isPrecompressed(contentType: fields[.contentType]) }
     }
 
     private mutating func take(_ field: HTTPField) {
         var canonical = field.name.canonicalName
-        canonical.withUTF8 { name in take(name) { field.value } }
+        canonical.withUTF8 { name in
+            take(name, value: { field.value }, precompressedType: { CompressionEligibility.isPrecompressed(contentType: field.value) })
+        }
     }
 
-    /// Takes one field into account: `name` in any case, `value` asked for only by the fields decided on.
-    private mutating func take(_ name: UnsafeBufferPointer<UInt8>, value: () -> String) {
+    /// Takes one field into account: `name` in any case; `value` and `precompressedType` (its value as
+    /// a `Content-Type`) asked for only by the fields decided on.
+    private mutating func take(_ name: UnsafeBufferPointer<UInt8>, value: () -> String, precompressedType: () -> Bool) {
         // By length first: most names match none of these.
         switch name.count {
         case 16 where asciiCaseInsensitiveEquals(name, "content-encoding"):
@@ -48,7 +57,7 @@ struct TriageFields {
             if encodingLines == 1 { contentEncoding = value() }
         case 12 where asciiCaseInsensitiveEquals(name, "content-type"):
             typeLines += 1
-            if typeLines == 1 { contentType = value() }
+            if typeLines == 1 { precompressed = precompressedType() }
         case 13 where asciiCaseInsensitiveEquals(name, "cache-control"):
             if !forbidsTransform && ProxyResponseHeaders.forbidsTransform(cacheControl: value()) { forbidsTransform = true }
         case 4 where asciiCaseInsensitiveEquals(name, "vary"):

@@ -6,7 +6,9 @@ import HTTPTypes
 /// Reporting the decision: observer, access-log note, `DCServe-Decision`, the sizes saved.
 extension DictionaryCompressionMiddleware {
     /// The decision for a response passed on without negotiation (`reason`), sent as it is.
+    /// Unread (``reportsDecisions`` false): only the reason, without looking up the coding, the rule or the size.
     func passedDecision(_ request: HTTPServerRequest, _ response: HTTPServerResponse, _ reason: DecisionReason) -> ResponseDecision {
+        guard reportsDecisions else { return ResponseDecision(.plain("identity", reason)) }
         let coding = response.headerValue(.contentEncoding) ?? "identity"
         let sent = response.body.knownLength.map(Int.init)
         return ResponseDecision(.plain(coding, reason), rule: rules.coveringRuleName(for: request.pathWithoutQuery),
@@ -19,7 +21,7 @@ extension DictionaryCompressionMiddleware {
     /// conditional evaluation: the field is never part of a memoised or cached head.
     func finish(_ request: HTTPServerRequest, _ out: inout HTTPServerResponse, _ decision: ResponseDecision) {
         if observesResponses {
-            observer.responded(ResponseRecord(method: request.head.method.rawValue, path: String(request.pathWithoutQuery),
+            observer.responded(ResponseRecord(method: request.method.rawValue, path: String(request.pathWithoutQuery),
                                               status: out.statusCode, decision: decision))
         }
         if accessLogNotes { out.accessLogNote = DecisionLogNote(decision: decision) }

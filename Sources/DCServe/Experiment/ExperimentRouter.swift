@@ -48,7 +48,7 @@ public struct ExperimentRouter: HTTPHandler {
 
     public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
         let group = assignment.group(of: request.head.headerFields)
-        let isHead = request.head.method == .head
+        let isHead = request.method == .head
         let chain = group.usesDictionaries ? dictionary : control
         let privately = groupDependent?(request.pathWithoutQuery) ?? false
         chain.handle(request) { [groupField, controlStrippedFields, varyName, metrics, activity] response in

@@ -46,7 +46,7 @@ public struct HistoryDictionaryMiddleware: HTTPMiddleware {
               let partition = history.partition(of: request.head.headerFields, rule: rule) else {
             return next.handle(request, respond: respond)
         }
-        let method = request.head.method
+        let method = request.method
         let key = HistoryDictionaryIndex.GroupKey(rule: rule.name, group: String(value), partition: partition)
         let current = history.index.current(key, now: history.clock())
         let named = AvailableDictionary.parse(request.head.headerFields).value?.hash
@@ -83,7 +83,7 @@ public struct HistoryDictionaryMiddleware: HTTPMiddleware {
     }
 
     func dictionaryResponse(_ request: HTTPServerRequest, hash: DictionaryHash, groupPath: Substring?) -> HTTPServerResponse {
-        guard request.head.method == .get || request.head.method == .head else {
+        guard request.method == .get || request.method == .head else {
             return .text(.methodNotAllowed, "405 Method Not Allowed: dictionaries are served to GET and HEAD\n",
                          headerFields: [.allow: "GET, HEAD"])
         }

@@ -30,7 +30,7 @@ struct ResponseMemoKey: Hashable, Sendable {
     /// The key for `request`; nil when it must not be memoised (not GET/HEAD, no target, a `Range`
     /// field, or an oversized target and negotiation fields).
     init?(_ request: HTTPServerRequest) {
-        let method = request.head.method
+        let method = request.method
         guard method == .get || method == .head, let target = request.head.path else { return nil }
         let budget = Self.maximumBytes - target.utf8.count - (request.head.authority?.utf8.count ?? 0)
         guard budget >= 0 else { return nil }

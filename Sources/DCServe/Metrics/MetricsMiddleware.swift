@@ -10,7 +10,7 @@ public struct MetricsMiddleware: HTTPMiddleware {
 
     public func handle(_ request: HTTPServerRequest, next: any HTTPHandler,
                        respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
-        let isHead = request.head.method == .head
+        let isHead = request.method == .head
         next.handle(request) { response in
             let coding = response.headerValue(.contentEncoding) ?? "identity"
             let bytes = isHead ? 0 : response.body.knownLength ?? 0

@@ -32,7 +32,7 @@ enum ProxyMethodRules {
     static let sensitiveFields: [HTTPField.Name] = [.cookie, .authorization, .proxyAuthorization]
 
     static func decide(_ request: HTTPServerRequest, forwardTrace: Bool) -> Decision {
-        let method = request.head.method
+        let method = request.method
         let isTrace = method == .trace
         if isTrace && !forwardTrace {
             return .respond(.text(.methodNotAllowed, "405 Method Not Allowed: TRACE is not forwarded",
@@ -66,7 +66,7 @@ enum ProxyMethodRules {
     /// A TRACE's answer from its final recipient: the request head as received, as `message/http`.
     static func reflection(of request: HTTPServerRequest) -> HTTPServerResponse {
         let version = "HTTP/\(request.version.major).\(request.version.minor)"
-        var text = "\(request.head.method.rawValue) \(request.head.path ?? "/") \(version)\r\n"
+        var text = "\(request.method.rawValue) \(request.head.path ?? "/") \(version)\r\n"
         for field in request.head.headerFields where !sensitiveFields.contains(field.name) {
             text += "\(field.name.rawName): \(field.value)\r\n"
         }

@@ -28,12 +28,10 @@ extension ProxyRequestHeaders {
                 collected.add(String(decoding: value, as: UTF8.self), as: disposition)
             }
         }
-        collected.addedFields(authority: authority, context: context, policy: policy) { name, value in
-            var value = value
-            value.withUTF8 { appendLine(name.rawName, $0, to: &lines) }
+        collected.addedFields(authority: authority, context: context, policy: policy) { name, existing, value in
+            appendLine(name.rawName, existing, value, to: &lines)
         }
-        var host = upstreamAuthority(authority, context: context, policy: policy)
-        host.withUTF8 { appendLine("Host", $0, to: &lines) }
+        appendLine("Host", nil, upstreamAuthority(authority, context: context, policy: policy), to: &lines)
         return lines
     }
 
@@ -44,18 +42,33 @@ extension ProxyRequestHeaders {
         lines.append(0x0D); lines.append(0x0A)
     }
 
-    private static func appendLine(_ name: String, _ value: UnsafeBufferPointer<UInt8>, to lines: inout [UInt8]) {
-        // From the contiguous bytes: appending the UTF-8 view goes element by element.
-        var name = name
-        name.withUTF8 { lines.append(contentsOf: $0) }
+    /// `name: existing, value` CRLF (`name: value` CRLF without `existing`), written from the strings'
+    /// bytes without joining them.
+    private static func appendLine(_ name: String, _ existing: String?, _ value: String, to lines: inout [UInt8]) {
+        appendBytes(of: name, to: &lines, neutralising: false)
         lines.append(0x3A); lines.append(0x20)
-        // Added values come from configuration and the peer's address, but a client's joined value
-        // (Via, X-Forwarded-For) passes through here too: neutralised as the client's encoder does.
-        if value.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
-            for b in value { lines.append(b == 0x0D || b == 0x0A || b == 0x00 ? 0x20 : b) }
-        } else {
-            lines.append(contentsOf: value)
+        if let existing {
+            appendBytes(of: existing, to: &lines, neutralising: true)
+            lines.append(0x2C); lines.append(0x20)
         }
+        appendBytes(of: value, to: &lines, neutralising: true)
         lines.append(0x0D); lines.append(0x0A)
+    }
+
+    /// Appends `text`'s UTF-8 from its contiguous storage (appending the UTF-8 view goes element by
+    /// element). `neutralising`: CR, LF and NUL become spaces, as the client's encoder does; added
+    /// values come from configuration and the peer's address, but a client's value extended here
+    /// (Via, X-Forwarded-For) passes too.
+    private static func appendBytes(of text: String, to lines: inout [UInt8], neutralising: Bool) {
+        func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+            if neutralising && bytes.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
+                for b in bytes { lines.append(b == 0x0D || b == 0x0A || b == 0x00 ? 0x20 : b) }
+            } else {
+                lines.append(contentsOf: bytes)
+            }
+        }
+        if text.utf8.withContiguousStorageIfAvailable(append) == nil {
+            Array(text.utf8).withUnsafeBufferPointer(append)
+        }
     }
 }

@@ -80,8 +80,8 @@ public enum ProxyRequestHeaders {
                 collected.add(field.value, as: disposition)
             }
         }
-        collected.addedFields(authority: request.authority, context: context, policy: policy) { name, value in
-            fields.append(HTTPField(name: name, value: value))
+        collected.addedFields(authority: request.authority, context: context, policy: policy) { name, existing, value in
+            fields.append(HTTPField(name: name, value: existing.map { $0 + ", " + value } ?? value))
         }
         var out = request
         let authority = upstreamAuthority(request.authority, context: context, policy: policy)
@@ -141,29 +141,31 @@ public enum ProxyRequestHeaders {
             }
         }
 
-        /// Calls `emit` with each field dcserve adds after the client's, in order.
-        func addedFields(authority: String?, context: Context, policy: ProxyHeaderPolicy, _ emit: (HTTPField.Name, String) -> Void) {
-            func joined(_ existing: String?, _ value: String) -> String { existing.map { $0 + ", " + value } ?? value }
+        /// Calls `emit` with each field dcserve adds after the client's, in order: its name, the client's
+        /// value it extends (nil when none) and dcserve's value; the line's value is `existing, value`.
+        /// Nothing is joined here: the caller writes the parts (bytes) or joins them (a field).
+        func addedFields(authority: String?, context: Context, policy: ProxyHeaderPolicy,
+                         _ emit: (HTTPField.Name, _ existing: String?, _ value: String) -> Void) {
             if !policy.upstreamHandlesDictionaries {
                 // Several lines mean the same as one comma-joined line (RFC 9110 §5.3).
                 let codings = acceptEncoding.map { decodableCodings.filter(AcceptEncoding(fieldValue: $0).accepts) } ?? []
-                emit(.acceptEncoding, codings.isEmpty ? "identity" : codings.map(\.rawValue).joined(separator: ", "))
+                emit(.acceptEncoding, nil, codings.isEmpty ? "identity" : codings.map(\.rawValue).joined(separator: ", "))
             }
             let clientIP = context.clientHost
-            if policy.forwardedFor { emit(xForwardedFor, joined(forwardedFor, clientIP)) }
+            if policy.forwardedFor { emit(xForwardedFor, forwardedFor, clientIP) }
             if let realIP {
-                emit(xRealIP, realIP)
+                emit(xRealIP, nil, realIP)
             } else if policy.forwardedFor {
-                emit(xRealIP, clientIP)
+                emit(xRealIP, nil, clientIP)
             }
-            if policy.forwardedProto { emit(xForwardedProto, context.scheme) }
+            if policy.forwardedProto { emit(xForwardedProto, nil, context.scheme) }
             if policy.forwarded {
                 var element = "for=\(forwardedNode(clientIP));proto=\(context.scheme)"
                 if let authority { element += ";host=\(forwardedValue(authority))" }
-                emit(forwarded, joined(forwardedElements, element))
+                emit(forwarded, forwardedElements, element)
             }
             if policy.via {
-                emit(via, joined(vias, context.protocolVersion == "1.1" ? policy.via11 : "\(context.protocolVersion) \(policy.pseudonym)"))
+                emit(via, vias, context.protocolVersion == "1.1" ? policy.via11 : "\(context.protocolVersion) \(policy.pseudonym)")
             }
         }
     }

@@ -24,10 +24,22 @@ import Locking
 /// writer calls back on the connection's queue. All state is behind one `Locked`; callbacks into the
 /// server and the client are made outside it.
 final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
-    struct Settings: Sendable {
-        var maxBufferedBodyBytes: Int
-        var maxDecodedBodyBytes: Int
-        var policy: ProxyHeaderPolicy
+    /// What every exchange of one upstream shares, made once per handler: a relay holds one reference
+    /// instead of copying the policy's strings and the logger's handler per request. Immutable.
+    final class Settings: Sendable {
+        let upstream: String
+        let maxBufferedBodyBytes: Int
+        let maxDecodedBodyBytes: Int
+        let policy: ProxyHeaderPolicy
+        let logger: Logger
+
+        init(upstream: String, maxBufferedBodyBytes: Int, maxDecodedBodyBytes: Int, policy: ProxyHeaderPolicy, logger: Logger) {
+            self.upstream = upstream
+            self.maxBufferedBodyBytes = maxBufferedBodyBytes
+            self.maxDecodedBodyBytes = maxDecodedBodyBytes
+            self.policy = policy
+            self.logger = logger
+        }
     }
 
     private enum Phase {
@@ -62,21 +74,19 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
         }
     }
 
-    let upstream: String
     let request: HTTPRequest
     /// Where interim responses for the client go (nil: an HTTP/1.0 client, or none wanted).
     let interim: InterimResponseSender?
     let settings: Settings
-    let logger: Logger
+    var upstream: String { settings.upstream }
+    var logger: Logger { settings.logger }
     private let state: Locked<State>
 
-    init(upstream: String, request: HTTPRequest, interim: InterimResponseSender? = nil, settings: Settings, logger: Logger,
+    init(settings: Settings, request: HTTPRequest, interim: InterimResponseSender? = nil,
          respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
-        self.upstream = upstream
         self.request = request
         self.interim = interim
         self.settings = settings
-        self.logger = logger
         var s = State()
         s.respond = respond
         state = Locked(s)
@@ -124,19 +134,18 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
 
     /// The upstream's head without hop-by-hop fields (a response without a body yet);
     /// `upstreamContentLength` reads its `Content-Length` (asked only for HEAD).
-    private func received(_ cleaned: HTTPServerResponse, bodyLength: HTTPBodyLength, upstreamContentLength: () -> Int64?) {
+    private func received(_ cleaned: consuming HTTPServerResponse, bodyLength: HTTPBodyLength, upstreamContentLength: () -> Int64?) {
         let buffer: Bool
         switch bodyLength {
         case .none:
             let respond = state.withLock { s in s.end(); return takeRespond(&s) }
-            var response = cleaned
             if request.method == .head {
                 // The upstream's Content-Length (a framing field, dropped from `cleaned`) is the length
                 // a GET would have: announced as it is. Without one (absent, invalid, or the upstream
                 // answered HEAD as chunked) no length is announced: 0 would be a false one.
-                response.headLength = upstreamContentLength().map { .announced($0) } ?? .unannounced
+                cleaned.headLength = upstreamContentLength().map { .announced($0) } ?? .unannounced
             }
-            respond?(response)
+            respond?(cleaned)
             return
         case .known(let n):
             buffer = Int64(n) <= Int64(settings.maxBufferedBodyBytes)
@@ -144,9 +153,10 @@ final class ProxyResponseRelay: HTTPClientResponseDelegate, Sendable {
             buffer = isTransformable(cleaned)
         }
         if buffer {
+            var head: HTTPServerResponse? = consume cleaned  // moved into the state, not copied
             state.withLock { s in
                 s.phase = .buffering
-                s.head = cleaned
+                s.head = head.take()
                 if case .known(let n) = bodyLength { s.buffer.reserveCapacity(Int(n)) }
             }
         } else {

@@ -41,6 +41,8 @@ public final class ReverseProxyHandler: HTTPHandler {
     /// How long an upgraded connection (WebSocket) may stay without a byte either way.
     let tunnelIdleTimeout: Duration
     let logger: Logger
+    /// What each exchange's relay shares (one reference per exchange).
+    let relaySettings: ProxyResponseRelay.Settings
 
     /// Builds the handler and its client for `upstream` (validated configuration). Requests are
     /// executed on the loop they arrived on; a request without one (built in process) uses
@@ -67,6 +69,8 @@ public final class ReverseProxyHandler: HTTPHandler {
         forwardTrace = upstream.forwardTrace
         tunnelIdleTimeout = .configured(seconds: upstream.tunnelIdleTimeoutSeconds)
         self.logger = logger
+        relaySettings = .init(upstream: name, maxBufferedBodyBytes: maxBufferedBodyBytes, maxDecodedBodyBytes: maxDecodedBodyBytes,
+                              policy: policy, logger: logger)
     }
 
     /// The factory `DCServeServer` takes: one handler per configured upstream.
@@ -106,9 +110,7 @@ public final class ReverseProxyHandler: HTTPHandler {
         } else {
             body = .none
         }
-        let relay = ProxyResponseRelay(upstream: name, request: request.head, interim: request.interim, settings: .init(
-            maxBufferedBodyBytes: maxBufferedBodyBytes, maxDecodedBodyBytes: maxDecodedBodyBytes, policy: policy),
-            logger: logger, respond: respond)
+        let relay = ProxyResponseRelay(settings: relaySettings, request: request.head, interim: request.interim, respond: respond)
         var forwarded = HTTPClientRequest(head: head, body: body)
         forwarded.fieldLines = fieldLines
         let delegate: any HTTPClientResponseDelegate

@@ -10,7 +10,7 @@ enum UpgradeRequest {
     /// The `Upgrade` value to send upstream (the client's protocols, `h2c` removed, in order), or
     /// nil when the request is not forwarded as an upgrade.
     static func protocols(_ request: HTTPServerRequest) -> String? {
-        guard request.head.method == .get, request.version == .http1_1, request.bodyStream == nil, request.body.isEmpty else {
+        guard request.method == .get, request.version == .http1_1, request.bodyStream == nil, request.body.isEmpty else {
             return nil
         }
         let fields = request.head.headerFields

@@ -76,7 +76,7 @@ public struct OutOfBandDictionaryMiddleware: HTTPMiddleware {
     }
 
     func dictionaryResponse(_ entry: Entry, _ request: HTTPServerRequest) -> HTTPServerResponse {
-        guard request.head.method == .get || request.head.method == .head else {
+        guard request.method == .get || request.method == .head else {
             return .text(.methodNotAllowed, "405 Method Not Allowed: dictionaries are served to GET and HEAD",
                          headerFields: [.allow: "GET, HEAD"])
         }

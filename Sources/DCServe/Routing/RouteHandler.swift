@@ -38,7 +38,7 @@ public struct RouteHandler: HTTPHandler {
     }
 
     public func handle(_ request: HTTPServerRequest, respond: @escaping @Sendable (consuming HTTPServerResponse) -> Void) {
-        if request.pathWithoutQuery == "*" && request.head.method == .options { return serverWideOptions(request, respond) }
+        if request.pathWithoutQuery == "*" && request.method == .options { return serverWideOptions(request, respond) }
         guard let path = RoutePath.normalized(request.pathWithoutQuery) else {
             return respond(.text(.badRequest, "Bad Request: the path climbs above the root"))
         }

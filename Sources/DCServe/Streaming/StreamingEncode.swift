@@ -11,12 +11,12 @@ extension DictionaryCompressionMiddleware {
     /// an event stream, an already-compressed media type).
     func streamingEncoded(_ request: HTTPServerRequest, _ response: HTTPServerResponse, _ body: StreamBody) -> HTTPServerResponse? {
         let fields = response.head.headerFields
-        guard request.head.method == .get, response.head.status == .ok,
+        guard request.method == .get, response.head.status == .ok,
               fields[.contentEncoding].map({ $0.lowercased() == "identity" }) ?? true,
               fields[.contentRange] == nil, !ProxyResponseHeaders.forbidsTransform(fields) else { return nil }
         let contentType = (fields[.contentType] ?? "").lowercased()
         guard !contentType.hasPrefix("text/event-stream"),
-              !precompressedTypes.value(for: contentType, compute: { CompressionEligibility.isPrecompressed(contentType: $0) })
+              !CompressionEligibility.isPrecompressed(contentType: contentType)
         else { return nil }
         let accepted = AcceptEncoding(request.head.headerFields)
         var best: (coding: ContentCoding, weight: Int)?

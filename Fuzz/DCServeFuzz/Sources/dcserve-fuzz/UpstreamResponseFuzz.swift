@@ -1,4 +1,5 @@
 @testable import DCServe
+@testable import DictionaryTransport
 import HTTPClient
 import HTTPCore
 @testable import HTTPServer
@@ -73,8 +74,13 @@ func fuzzUpstreamResponse(_ bytes: [UInt8]) {
         precondition(response.hasHeader(name) == onePass.headerFields.contains(name), "\(name) presence differs")
     }
     let quick = TriageFields(response), full = TriageFields(onePass.headerFields)
-    precondition(quick.contentType == full.contentType && quick.contentEncoding == full.contentEncoding
+    precondition(quick.precompressed == full.precompressed && quick.contentEncoding == full.contentEncoding
                  && quick.forbidsTransform == full.forbidsTransform && quick.hasVary == full.hasVary, "triage fields differ")
+    if let contentType = onePass.headerFields[.contentType] {
+        // The byte-level media-type check against the rules on Characters it replaces.
+        precondition(CompressionEligibility.isPrecompressed(contentType: contentType)
+                     == CompressionEligibility.isPrecompressedByCharacters(contentType), "precompressed type differs")
+    }
     precondition(ProxyResponseHeaders.forbidsTransform(response) == ProxyResponseHeaders.forbidsTransform(onePass.headerFields),
                  "no-transform differs")
 
