@@ -94,7 +94,9 @@ fuzz: $(FUZZ_BIN)
 	  $(ROOT)/.build/fuzz/corpus $(ROOT)/Fuzz/corpus
 
 fuzz-smoke:
-	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) RESPONSE_FUZZ_SECONDS=$(RESPONSE_FUZZ_SMOKE_SECONDS)
+	rm -rf $(ROOT)/.build-fuzz/smoke-corpus
+	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) RESPONSE_FUZZ_SECONDS=$(RESPONSE_FUZZ_SMOKE_SECONDS) PARSER_FUZZ_CONFIG=debug \
+	  PARSER_FUZZ_CORPUS=$(ROOT)/.build-fuzz/smoke-corpus
 
 # --- response parser fuzzer (HTTPClient) ---
 fuzz: fuzz-response-parser
@@ -132,7 +134,10 @@ clean:
 # Coverage instrumentation is limited to the parsers' modules (scripts/swiftc-coverage-scope).
 # `make fuzz` runs each for PARSER_FUZZ_SECONDS; `make fuzz-smoke` for PARSER_FUZZ_SMOKE_SECONDS each.
 PARSER_FUZZ_SCRATCH := $(ROOT)/.build-fuzz
-PARSER_FUZZ_BIN := $(PARSER_FUZZ_SCRATCH)/release/dcserve-fuzz
+# Release for `make fuzz` (executions per second); `make fuzz-smoke` builds debug, where each mode runs
+# for seconds and the build is what takes the time (a debug build compiles in less time).
+PARSER_FUZZ_CONFIG ?= release
+PARSER_FUZZ_BIN = $(PARSER_FUZZ_SCRATCH)/$(PARSER_FUZZ_CONFIG)/dcserve-fuzz
 PARSER_FUZZ_MODES := accept-encoding dictionary-fields negotiation url-pattern decode config \
 	client-response history-path partition lab header-fields upstream-response zstd-differential connection
 PARSER_FUZZ_SMOKE_SECONDS ?= 3
@@ -150,18 +155,21 @@ PARSER_FUZZ_RUNS ?= -1
 # same, so a source file added to one of dcserve's targets (a path dependency here) was left out of
 # the build ("cannot find type ... in scope") until the manifest was made again.
 parser-fuzz-bin: deps
-	rm -f $(PARSER_FUZZ_SCRATCH)/release.yaml
+	rm -f $(PARSER_FUZZ_SCRATCH)/$(PARSER_FUZZ_CONFIG).yaml
 	SWIFT_EXEC=$(ROOT)/Fuzz/DCServeFuzz/scripts/swiftc-coverage-scope \
-	  swift build --package-path Fuzz/DCServeFuzz --scratch-path $(PARSER_FUZZ_SCRATCH) -c release \
+	  swift build --package-path Fuzz/DCServeFuzz --scratch-path $(PARSER_FUZZ_SCRATCH) -c $(PARSER_FUZZ_CONFIG) \
 	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing --product dcserve-fuzz
 
-# Each mode: new inputs in .build-fuzz/corpus/<mode>, seeds in Fuzz/DCServeFuzz/corpus/<mode>.
+# Each mode: new inputs in $(PARSER_FUZZ_CORPUS)/<mode> (.build-fuzz/corpus), seeds in
+# Fuzz/DCServeFuzz/corpus/<mode>. The smoke run starts from the seeds alone (an empty corpus of its
+# own): a debug build replaying what long runs collected would take minutes.
+PARSER_FUZZ_CORPUS ?= $(PARSER_FUZZ_SCRATCH)/corpus
 fuzz-parsers: parser-fuzz-bin
 	@for m in $(PARSER_FUZZ_MODES); do \
-	  mkdir -p $(PARSER_FUZZ_SCRATCH)/corpus/$$m; echo "== fuzz $$m ($(PARSER_FUZZ_SECONDS) s)"; \
+	  mkdir -p $(PARSER_FUZZ_CORPUS)/$$m; echo "== fuzz $$m ($(PARSER_FUZZ_SECONDS) s)"; \
 	  env DCSERVE_FUZZ_MODE=$$m SWIFT_BACKTRACE=enable=no $$( [ $$m = config ] && echo ASAN_OPTIONS=detect_leaks=0 ) $(PARSER_FUZZ_BIN) -max_total_time=$(PARSER_FUZZ_SECONDS) -runs=$(PARSER_FUZZ_RUNS) \
 	    -max_len=4096 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-	    $(PARSER_FUZZ_SCRATCH)/corpus/$$m $(ROOT)/Fuzz/DCServeFuzz/corpus/$$m 2>&1 \
+	    $(PARSER_FUZZ_CORPUS)/$$m $(ROOT)/Fuzz/DCServeFuzz/corpus/$$m 2>&1 \
 	    | grep -E "^stat::number_of_executed_units|^stat::peak_rss|ERROR|SUMMARY|panic|Fatal error|==[0-9]+==" ; \
 	  test $${PIPESTATUS[0]} -eq 0 || exit 1; \
 	done
