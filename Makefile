@@ -94,9 +94,9 @@ fuzz: $(FUZZ_BIN)
 	  $(ROOT)/.build/fuzz/corpus $(ROOT)/Fuzz/corpus
 
 fuzz-smoke:
-	rm -rf $(ROOT)/.build-fuzz/smoke-corpus
+	rm -rf $(PARSER_FUZZ_SCRATCH)/smoke-corpus
 	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) RESPONSE_FUZZ_SECONDS=$(RESPONSE_FUZZ_SMOKE_SECONDS) PARSER_FUZZ_CONFIG=debug \
-	  PARSER_FUZZ_CORPUS=$(ROOT)/.build-fuzz/smoke-corpus
+	  PARSER_FUZZ_CORPUS=$(PARSER_FUZZ_SCRATCH)/smoke-corpus
 
 # --- response parser fuzzer (HTTPClient) ---
 fuzz: fuzz-response-parser

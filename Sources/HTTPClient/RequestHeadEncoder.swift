@@ -1,6 +1,6 @@
 import HTTPTypes
 
-/// Serializes an `HTTPClientRequest`'s head as HTTP/1.1 bytes. Pure function.
+/// Serializes an `HTTPClientRequest`'s head as HTTP/1.1 bytes (into the caller's buffer). Pure function.
 ///
 /// Framing fields are the client's: `Content-Length`/`Transfer-Encoding`/`Connection`/`Keep-Alive`
 /// from the caller are dropped and replaced by what the body needs (and `Connection: upgrade` for a
@@ -26,15 +26,8 @@ enum RequestHeadEncoder {
         }
     }
 
-    static func encode(_ request: HTTPClientRequest, server: UpstreamServer, framing: Framing) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(512)
-        append(request, server: server, framing: framing, to: &out)
-        return out
-    }
-
-    /// ``encode(_:server:framing:)`` appended to `out` (a connection's output buffer, kept from
-    /// request to request: no array made per request).
+    /// Appends the head's bytes to `out` (a connection's output buffer, kept from request to request:
+    /// no array made per request).
     static func append(_ request: HTTPClientRequest, server: UpstreamServer, framing: Framing, to out: inout [UInt8]) {
         out.append(contentsOf: request.method.rawValue.utf8)
         out.append(0x20)

@@ -48,8 +48,9 @@ import Testing
                     bare.headerFields = [:]
                     var copied = HTTPClientRequest(head: bare)
                     copied.fieldLines = ProxyRequestHeaders.fieldLines(received, authority: head.authority, context: context, policy: policy)
-                    let a = RequestHeadEncoder.encode(built, server: server, framing: .none)
-                    let b = RequestHeadEncoder.encode(copied, server: server, framing: .none)
+                    var a: [UInt8] = [], b: [UInt8] = []
+                    RequestHeadEncoder.append(built, server: server, framing: .none, to: &a)
+                    RequestHeadEncoder.append(copied, server: server, framing: .none, to: &b)
                     #expect(a == b, "\(policy) trusted=\(trusted)\n\(String(decoding: a, as: UTF8.self))\n\(String(decoding: b, as: UTF8.self))")
                 }
             }
