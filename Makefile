@@ -31,7 +31,7 @@ RESPONSE_FUZZ_SMOKE_SECONDS ?= 10
 export DCSERVE_BIN := $(DCSERVE)
 export DCSERVE_BROTLI_CLI := $(BROTLI_CLI)
 
-.PHONY: deps deps-test build serve test unit-test integration-test fuzz fuzz-smoke bench bench-smoke clean \
+.PHONY: deps deps-test build proxy-floor serve test unit-test integration-test fuzz fuzz-smoke bench bench-smoke clean \
 	fuzz-response-parser client-e2e client-only-build
 
 deps:
@@ -51,6 +51,10 @@ RELEASE_SWIFTFLAGS := -Xswiftc -cross-module-optimization -Xswiftc -enforce-excl
 build: deps
 	swift build -c release --product dcserve $(RELEASE_SWIFTFLAGS)
 	@$(DCSERVE) --version | grep -q '^brotli 1\.[1-9]' || { echo "error: dcserve is not linked with brotli >= 1.1" >&2; exit 1; }
+
+# bench/proxy's floor (FLOOR=1): the server and client cores with a bare forwarding handler.
+proxy-floor: deps
+	swift build -c release --product proxy-floor $(RELEASE_SWIFTFLAGS)
 
 serve: build
 	$(DCSERVE) $(SERVE_ARGS)

@@ -273,6 +273,10 @@ let package = Package(
             ]
         ),
         .executableTarget(
+            name: "proxy-floor",
+            dependencies: ["HTTPServer", "HTTPClient", "HTTPCore", .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Logging", package: "swift-log")]
+        ),
+        .executableTarget(
             name: "dcserve",
             dependencies: [
                 "Locking",

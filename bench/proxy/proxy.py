@@ -1,7 +1,9 @@
 """bench/proxy: dcserve and nginx as reverse proxies in front of one upstream (nginx serving static
 files), measured with wrk in alternating rounds. See `run` for the method and the target.
 
-Environment: DURATION (seconds per wrk run, default 10), ROUNDS (default 3), CONNECTIONS (64).
+Environment: DURATION (seconds per wrk run, default 10), ROUNDS (default 3), CONNECTIONS (64), FLOOR (1: also
+measure `proxy-floor`, the server and client cores under a bare forwarding handler, in the same rounds; a row
+"floor" per file compares it with nginx the same way).
 The front servers: dcserve with one upstream and one route `/` (access log off, 2 event loops, its upstream pool
 per event loop), nginx with 2 workers, `proxy_pass` to an `upstream` block with `keepalive 64`,
 HTTP/1.1 and `Connection: ""` (its standard keep-alive pool), proxy buffering at its defaults.
@@ -11,6 +13,7 @@ request behind each front (it must not be the bottleneck). wrk is not pinned, fo
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -26,6 +29,8 @@ from benchlib import Process, free_port, wrk  # noqa: E402
 DURATION = int(os.environ.get("DURATION", "10"))
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
 CONNECTIONS = int(os.environ.get("CONNECTIONS", "64"))
+FLOOR = os.environ.get("FLOOR", "0") == "1"
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 
 def nginx_proxy(upstream_port: int, workers: int = 2) -> Process:
@@ -78,6 +83,11 @@ def dcserve_proxy(upstream_port: int, workdir: str) -> Process:
     return benchlib.dcserve(["--config", path])
 
 
+def floor_proxy(upstream_port: int) -> Process:
+    port = free_port()
+    return Process([os.path.join(ROOT, ".build", "release", "proxy-floor"), str(port), str(upstream_port), "2"], port)
+
+
 def main() -> None:
     work = tempfile.mkdtemp(prefix="bench-proxy-")
     os.chmod(work, 0o755)  # the upstream nginx's workers (user nobody) must reach www/
@@ -91,17 +101,22 @@ def main() -> None:
           f"{os.cpu_count()} cores")
     print(f"{'file':28} {'dcserve r/s':>11} {'p99 ms':>7} {'cpu us':>7} {'nginx r/s':>10} {'p99 ms':>7} {'cpu us':>7}"
           f" {'r/s x':>6} {'p99 x':>6} {'cpu x':>6} {'up us dc/ng':>12}")
-    with benchlib.nginx(www, workers=1) as upstream, dcserve_proxy(upstream.port, work) as dc, \
-            nginx_proxy(upstream.port) as ng:
+    with contextlib.ExitStack() as stack:
+        upstream = stack.enter_context(benchlib.nginx(www, workers=1))
+        dc = stack.enter_context(dcserve_proxy(upstream.port, work))
+        ng = stack.enter_context(nginx_proxy(upstream.port))
+        fl = stack.enter_context(floor_proxy(upstream.port)) if FLOOR else None
+        fronts = [("dc", dc), ("ng", ng)] + ([("fl", fl)] if fl else [])
         for name in ["1k.bin", "100k.bin"]:
             expected = open(os.path.join(www, name), "rb").read()
-            for key, server in [("upstream", upstream), ("dcserve", dc), ("nginx", ng)]:
+            for key, server in [("upstream", upstream)] + fronts:
                 with urllib.request.urlopen(f"http://127.0.0.1:{server.port}/{name}", timeout=10) as r:
                     if r.status != 200 or r.read() != expected:
                         raise SystemExit(f"{key} does not serve {name} correctly")
             rows = []
             for round_ in range(ROUNDS):
-                order = [("dc", dc), ("ng", ng)] if round_ % 2 else [("ng", ng), ("dc", dc)]
+                k = (round_ + 1) % len(fronts)  # a different front first each round
+                order = fronts[k:] + fronts[:k]
                 result = {}
                 for key, server in order:
                     upstream_before = upstream.cpu_seconds()
@@ -114,8 +129,13 @@ def main() -> None:
                     result[key] = r
                 rows.append(result)
                 show(f"{name} round {round_ + 1}", result["dc"], result["ng"])
-            mean = {k: {m: statistics.mean(r[k][m] for r in rows) for m in ("rps", "p99_ms", "cpu_us", "up_us")} for k in ("dc", "ng")}
+                if fl:
+                    show("  floor", result["fl"], result["ng"])
+            mean = {k: {m: statistics.mean(r[k][m] for r in rows) for m in ("rps", "p99_ms", "cpu_us", "up_us")}
+                    for k, _ in fronts}
             show(f"{name} MEAN of {ROUNDS}", mean["dc"], mean["ng"])
+            if fl:
+                show("  floor MEAN", mean["fl"], mean["ng"])
         print(f"RSS after the runs: dcserve {dc.rss_kib() / 1024:.1f} MiB")
     shutil.rmtree(work, ignore_errors=True)
 
