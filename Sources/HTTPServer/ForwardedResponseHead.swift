@@ -43,6 +43,12 @@ public struct ForwardedResponseHead: Sendable {
         appended.append(field)
     }
 
+    /// Adds `fields` after every field passed on so far; when nothing was appended yet, `fields`' storage
+    /// is shared, not copied (a prepared field list costs no allocation until it is edited).
+    public mutating func append(contentsOf fields: HTTPFields) {
+        if appended.isEmpty { appended = fields } else { appended.append(contentsOf: fields) }
+    }
+
     /// Calls `body` with the name and value bytes of every received field passed on, in order (the
     /// appended fields are not included: see ``appended``). The pointers live for the call only.
     public func forEachKeptField(_ body: (_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) -> Void) {

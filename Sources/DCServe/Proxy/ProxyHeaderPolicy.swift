@@ -1,3 +1,5 @@
+import HTTPTypes
+
 /// How the reverse proxy rewrites request heads on their way to an upstream (RFC 9110 §7.6).
 /// Built from an upstream's configuration; a plain value, `Sendable`.
 public struct ProxyHeaderPolicy: Sendable, Equatable {
@@ -26,9 +28,17 @@ public struct ProxyHeaderPolicy: Sendable, Equatable {
     /// upstream negotiates dictionaries itself). Off: dcserve answers them and the upstream never sees them.
     public var upstreamHandlesDictionaries = false
     /// The `received-by` pseudonym in `Via`.
-    public var pseudonym = "dcserve" { didSet { via11 = "1.1 " + pseudonym } }
+    public var pseudonym = "dcserve" {
+        didSet {
+            via11 = "1.1 " + pseudonym
+            via11Field = [ProxyRequestHeaders.via: via11]
+        }
+    }
     /// This hop's `Via` element for HTTP/1.1 (`1.1 <pseudonym>`), made once instead of per message.
     private(set) var via11 = "1.1 dcserve"
+    /// `Via: <via11>` as fields, for a response whose upstream sent no `Via`: appended without a field
+    /// built or a list allocated per response.
+    private(set) var via11Field: HTTPFields = [ProxyRequestHeaders.via: "1.1 dcserve"]
 
     public init() {}
 }

@@ -56,8 +56,12 @@ public enum ProxyResponseHeaders {
                 }
             }
             if policy.via {
-                let own = protocolVersion == "1.1" ? policy.via11 : "\(protocolVersion) \(policy.pseudonym)"
-                out.append(HTTPField(name: ProxyRequestHeaders.via, value: via.isEmpty ? own : via + ", " + own))
+                if via.isEmpty && protocolVersion == "1.1" {
+                    out.append(contentsOf: policy.via11Field)
+                } else {
+                    let own = protocolVersion == "1.1" ? policy.via11 : "\(protocolVersion) \(policy.pseudonym)"
+                    out.append(HTTPField(name: ProxyRequestHeaders.via, value: via.isEmpty ? own : via + ", " + own))
+                }
             }
         }
         return out

@@ -94,7 +94,7 @@ public final class ReverseProxyHandler: HTTPHandler {
         if let received = request.received, received.targetForm == .origin, maxForwards == nil, upgrade == nil {
             // The usual request: its kept fields are copied from the received bytes.
             head = request.head
-            head.headerFields = [:]
+            head.headerFields = HTTPFields()  // an empty list, no storage
             fieldLines = ProxyRequestHeaders.fieldLines(received, authority: request.head.authority, context: context, policy: policy)
         } else {
             head = ProxyRequestHeaders.make(request.head, context: context, policy: policy)
