@@ -6,6 +6,7 @@ import base64
 import hashlib
 import http.client
 import pathlib
+import random
 import time
 
 from paths import ROOT
@@ -13,6 +14,8 @@ V1 = (ROOT / "examples/site/static/app.v1.js").read_bytes()
 V2 = (ROOT / "examples/site/static/app.v2.js").read_bytes()
 PAGE = ("".join(f"<p>paragraph {i}: nothing about dictionaries here</p>\n" for i in range(200))).encode()
 LIB = b"".join(b"export function helper%d(x) { return x * %d; }\n" % (i, i) for i in range(100))
+# Incompressible (seeded random bytes, application/octet-stream): every coding comes out larger.
+NOISE = random.Random(35).randbytes(1024)
 
 
 def available(data: bytes) -> str:
@@ -31,6 +34,7 @@ def make_site(root: pathlib.Path) -> pathlib.Path:
     (root / "lib/util.js").write_bytes(LIB)
     (root / "page.html").write_bytes(PAGE)
     (root / "tiny.txt").write_bytes(b"tiny\n")
+    (root / "noise.bin").write_bytes(NOISE)
     (root / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4)
     return root
 

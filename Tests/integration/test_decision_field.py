@@ -10,7 +10,7 @@ import time
 import pytest
 
 from dcserve_server import DCServe
-from decision_support import (LIB, PAGE, V1, V2, available, hash16, make_site, request, wait_for_log)
+from decision_support import (LIB, NOISE, PAGE, V1, V2, available, hash16, make_site, request, wait_for_log)
 from decoders import dcb_with_brotli_cli, dcz_with_zstd_cli, decode_plain
 from test_metrics_health import scrape, value
 from upstream_support import ExampleAPI
@@ -105,6 +105,12 @@ PLAIN_CASES = [
      "plain=br reason=no-rule", "br"),
     ("/page.html", {"Accept-Encoding": "identity"}, "GET", 200, "plain=identity reason=identity-only-client", None),
     ("/tiny.txt", {"Accept-Encoding": "br"}, "GET", 200, "plain=identity reason=body-too-small", None),
+    # A coded body no smaller than the body itself is not sent: the body goes as it is, unless the client
+    # refuses identity.
+    ("/noise.bin", {"Accept-Encoding": "br"}, "GET", 200, "plain=identity reason=no-saving", None),
+    ("/noise.bin", {"Accept-Encoding": "gzip, br, zstd"}, "GET", 200, "plain=identity reason=no-saving", None),
+    ("/noise.bin", {"Accept-Encoding": "gzip"}, "GET", 200, "plain=identity reason=no-saving", None),
+    ("/noise.bin", {"Accept-Encoding": "br, identity;q=0"}, "GET", 200, "plain=br reason=no-rule", "br"),
     ("/image.png", {"Accept-Encoding": "br"}, "GET", 200, "plain=identity reason=precompressed-type", None),
     ("/missing.txt", {"Accept-Encoding": "br"}, "GET", 404, "plain=identity reason=status", None),
     ("/static/app.v2.js", {"Accept-Encoding": "br"}, "POST", 405, "plain=identity reason=method rule=quick1", None),
@@ -116,13 +122,14 @@ PLAIN_CASES = [
 
 
 @pytest.mark.parametrize("path,headers,method,status,expected,coding", PLAIN_CASES,
-                         ids=[c[4].split(" rule=")[0] for c in PLAIN_CASES])
+                         ids=[c[4].split(" rule=")[0] + ("" if c[0] != "/noise.bin" else " " + c[1]["Accept-Encoding"])
+                              for c in PLAIN_CASES])
 def test_plain_decisions_say_why(quick, brotli_cli, path, headers, method, status, expected, coding):
     field, out, body = decision(quick, path, headers, method, status)
     assert field == expected, (field, dict(out))
     assert out.get("Content-Encoding") == coding
     if status == 200:
-        original = {"/static/app.v2.js": V2, "/lib/util.js": LIB, "/page.html": PAGE}.get(path)
+        original = {"/static/app.v2.js": V2, "/lib/util.js": LIB, "/page.html": PAGE, "/noise.bin": NOISE}.get(path)
         if original is not None:
             assert decode_plain(body, coding or "identity", brotli_cli) == original
 

@@ -195,7 +195,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                 response.body = .empty
                 response.headLength = .unannounced
             }
-            self.answer(request, response, conditions, partition: partition, respond: respond)
+            self.answer(request, consume response, conditions, partition: partition, respond: respond)
         }
         guard withholdsConditions || headAsGet else { return next.handle(request, respond: onResponse) }
         var inner = request  // changing the head copies its fields: only when needed
@@ -232,7 +232,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
         // The memo trusts the ETag: only for handlers that declare same (path, ETag) ⇒ same bytes.
         // Partitioned exchanges are never memoised (who asks decides what they get).
         guard partition == .shared, response.isContentAddressed, ResponseMemo.accepts(response), let key = ResponseMemoKey(request) else {
-            return compute(request, response, conditions, memo: nil, partition: partition, respond: respond)
+            return compute(request, consume response, conditions, memo: nil, partition: partition, respond: respond)
         }
         // Read before computing: a change during the computation makes the new entry stale at once.
         let generations = ResponseMemo.Generations(variants: variants.generation, library: library.generation)
@@ -244,7 +244,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             finish(request, &out, hit.effects.response ?? passedDecision(request, out, .notOK))
             return respond(out)
         }
-        compute(request, response, conditions, memo: (key, generations), respond: respond)
+        compute(request, consume response, conditions, memo: (key, generations), respond: respond)
     }
 
     /// Computes the response (and remembers it under `memo` when replayable). Handlers run on a
@@ -269,7 +269,7 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
             }
             if readsStore { library.storeReads.async(work) } else { compressionThreads.async(work) }
         } else {
-            computeNow(request, response, conditions, memo: memoSlot, partition: partition, respond: respond)
+            computeNow(request, consume response, conditions, memo: memoSlot, partition: partition, respond: respond)
         }
     }
 
@@ -401,9 +401,16 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                     encodeTime = otherTime.map { $0 + (encodeTime ?? .zero) } ?? encodeTime
                     decision = .plain(rival, reason: r)
                 }
-                apply(variant, coding: coding, dictionary: nil, to: &out)
-                timing = ServerTiming(coding: coding, level: variant.level, encodeTime: encodeTime)
-                outcome = .plain(coding.rawValue, reason(r))
+                if variant.bytes.count >= resource.count && AcceptEncoding(request.head.headerFields).accepts(.identity) {
+                    // Incompressible (random, already packed): the coded body would be no smaller than
+                    // the body itself, so the body is sent as it is. The variant stays cached, so the
+                    // next request decides this without encoding.
+                    outcome = .plain("identity", .noSaving)
+                } else {
+                    apply(variant, coding: coding, dictionary: nil, to: &out)
+                    timing = ServerTiming(coding: coding, level: variant.level, encodeTime: encodeTime)
+                    outcome = .plain(coding.rawValue, reason(r))
+                }
             } else {
                 effects.isReplayable = false
                 outcome = .plain("identity", .encodingFailed)
