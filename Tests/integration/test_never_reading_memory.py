@@ -81,7 +81,8 @@ def test_never_reading_clients_of_a_large_in_scope_file_share_one_body(dcserve_b
         available = ":" + base64.b64encode(hashlib.sha256(data).digest()).decode() + ":"
         kinds = {
             "identity": ("/big/data.bin", {"Accept-Encoding": "identity"}),
-            "br": ("/big/data.bin", {"Accept-Encoding": "br"}),
+            # The body is incompressible: a br variant is sent only to a client that refuses identity.
+            "br": ("/big/data.bin", {"Accept-Encoding": "br, identity;q=0"}),
             "dcz": ("/big/other.bin", {"Accept-Encoding": "dcz", "Available-Dictionary": available}),
         }
         # Warm up: the dictionary is stored, the digest remembered, each variant encoded once.
