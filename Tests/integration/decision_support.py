@@ -35,6 +35,7 @@ def make_site(root: pathlib.Path) -> pathlib.Path:
     (root / "page.html").write_bytes(PAGE)
     (root / "tiny.txt").write_bytes(b"tiny\n")
     (root / "noise.bin").write_bytes(NOISE)
+    (root / "static/app.noise.js").write_bytes(NOISE)  # in the dictionary rule's scope, sharing nothing with V1
     (root / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4)
     return root
 

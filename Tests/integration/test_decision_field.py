@@ -111,6 +111,8 @@ PLAIN_CASES = [
     ("/noise.bin", {"Accept-Encoding": "gzip, br, zstd"}, "GET", 200, "plain=identity reason=no-saving", None),
     ("/noise.bin", {"Accept-Encoding": "gzip"}, "GET", 200, "plain=identity reason=no-saving", None),
     ("/noise.bin", {"Accept-Encoding": "br, identity;q=0"}, "GET", 200, "plain=br reason=no-rule", "br"),
+    ("/static/app.noise.js", {"Accept-Encoding": "dcz, dcb, br", "Available-Dictionary": available(V1)}, "GET", 200,
+     "plain=identity reason=no-saving rule=quick1", None),
     ("/image.png", {"Accept-Encoding": "br"}, "GET", 200, "plain=identity reason=precompressed-type", None),
     ("/missing.txt", {"Accept-Encoding": "br"}, "GET", 404, "plain=identity reason=status", None),
     ("/static/app.v2.js", {"Accept-Encoding": "br"}, "POST", 405, "plain=identity reason=method rule=quick1", None),
@@ -122,16 +124,32 @@ PLAIN_CASES = [
 
 
 @pytest.mark.parametrize("path,headers,method,status,expected,coding", PLAIN_CASES,
-                         ids=[c[4].split(" rule=")[0] + ("" if c[0] != "/noise.bin" else " " + c[1]["Accept-Encoding"])
+                         ids=[c[4].split(" rule=")[0] + ("" if "noise" not in c[0] else " " + c[1]["Accept-Encoding"])
                               for c in PLAIN_CASES])
 def test_plain_decisions_say_why(quick, brotli_cli, path, headers, method, status, expected, coding):
     field, out, body = decision(quick, path, headers, method, status)
     assert field == expected, (field, dict(out))
     assert out.get("Content-Encoding") == coding
     if status == 200:
-        original = {"/static/app.v2.js": V2, "/lib/util.js": LIB, "/page.html": PAGE, "/noise.bin": NOISE}.get(path)
+        original = {"/static/app.v2.js": V2, "/lib/util.js": LIB, "/page.html": PAGE, "/noise.bin": NOISE,
+                    "/static/app.noise.js": NOISE}.get(path)
         if original is not None:
             assert decode_plain(body, coding or "identity", brotli_cli) == original
+
+
+def test_a_delta_no_smaller_than_the_body_goes_only_to_a_client_refusing_identity(quick):
+    offer = {"Available-Dictionary": available(V1)}
+    # The first request encodes the delta (nothing known of its size yet): accepting identity, the client
+    # gets the body as it is, with the Vary a dictionary coding needs.
+    field, headers, body = decision(quick, "/static/app.noise.js", {"Accept-Encoding": "dcz", **offer})
+    assert field == "plain=identity reason=no-saving rule=quick1" and body == NOISE, field
+    assert "Content-Encoding" not in headers
+    assert "available-dictionary" in headers["Vary"].lower(), headers["Vary"]
+    # Refusing identity, it gets the delta.
+    field, headers, body = decision(quick, "/static/app.noise.js", {"Accept-Encoding": "dcz, identity;q=0", **offer})
+    assert headers["Content-Encoding"] == "dcz" and len(body) >= len(NOISE), (field, len(body))
+    assert field.startswith(f"delta=dcz dict={hash16(V1)} "), field
+    assert dcz_with_zstd_cli(body, V1) == NOISE
 
 
 def test_memoised_responses_get_their_own_decision_each_time(quick):

@@ -429,19 +429,25 @@ public final class DictionaryCompressionMiddleware: HTTPMiddleware {
                     encodeTime = otherTime.map { $0 + (encodeTime ?? .zero) } ?? encodeTime
                     decision = .dictionary(rival, hash)
                 }
-                apply(variant, coding: coding, dictionary: hash, to: &out)
-                timing = ServerTiming(coding: coding, level: variant.level, encodeTime: encodeTime)
-                // A live version still queued for the store is written with a last-served time of its own
-                // (under a second old: a record moves in whole seconds), and the store does not hold it yet.
-                if !liveWrites.isPending(.init(partition: found.owner, hash: hash)) {
-                    store.recordServed(hash, partition: found.owner, at: Date())
-                }
-                effects.dictionaryUsed = hash
-                if let rule = advertising, rule.isLive { observer.live(rule: rule.name, .dictionaryHit) }
-                outcome = .delta(coding, hash)
-                if let history, case .allowed(_, let member) = history.index.verdict(hash, partition: partition.id, path: path,
-                                                                                    now: history.clock()) {
-                    history.recordUse(member, coding: coding, identity: resource.count, sent: variant.bytes.count)
+                if variant.bytes.count >= resource.count && AcceptEncoding(request.head.headerFields).accepts(.identity) {
+                    // A delta no smaller than the body (a new version sharing nothing with the
+                    // dictionary): the body is sent as it is, and the dictionary counts as unused.
+                    outcome = .plain("identity", .noSaving)
+                } else {
+                    apply(variant, coding: coding, dictionary: hash, to: &out)
+                    timing = ServerTiming(coding: coding, level: variant.level, encodeTime: encodeTime)
+                    // A live version still queued for the store is written with a last-served time of its own
+                    // (under a second old: a record moves in whole seconds), and the store does not hold it yet.
+                    if !liveWrites.isPending(.init(partition: found.owner, hash: hash)) {
+                        store.recordServed(hash, partition: found.owner, at: Date())
+                    }
+                    effects.dictionaryUsed = hash
+                    if let rule = advertising, rule.isLive { observer.live(rule: rule.name, .dictionaryHit) }
+                    outcome = .delta(coding, hash)
+                    if let history, case .allowed(_, let member) = history.index.verdict(hash, partition: partition.id, path: path,
+                                                                                        now: history.clock()) {
+                        history.recordUse(member, coding: coding, identity: resource.count, sent: variant.bytes.count)
+                    }
                 }
             } else {
                 effects.isReplayable = false

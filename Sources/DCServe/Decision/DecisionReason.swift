@@ -46,7 +46,8 @@ public enum DecisionReason: String, Hashable, Sendable, CaseIterable {
     case head = "head"
     /// The client accepts no coding the server offers, and nothing is advertised.
     case identityOnlyClient = "identity-only-client"
-    /// The plain coding negotiated came out no smaller than the body (incompressible bytes), and the
+    /// The coding negotiated (plain, or a delta against the offered dictionary) came out no smaller
+    /// than the body (incompressible bytes, a version sharing nothing with the dictionary), and the
     /// client accepts identity: the body was sent as it is.
     case noSaving = "no-saving"
     /// The body could not be read.
