@@ -88,17 +88,8 @@ public enum CompressionEligibility {
         let essence = contentType.fieldPair(separatedBy: ";").first?.lowercased() ?? ""
         let parts = essence.split(separator: "/", maxSplits: 1)
         guard parts.count == 2 else { return false }
-        let (type, subtype) = (parts[0], parts[1])
-        switch type {
-        case "image": return !["svg+xml", "bmp", "x-icon", "vnd.microsoft.icon", "x-ms-bmp"].contains(subtype)
-        case "audio", "video": return true
-        case "font": return subtype == "woff" || subtype == "woff2"
-        case "application":
-            return [
-                "font-woff", "font-woff2", "x-font-woff", "zip", "gzip", "x-gzip", "zstd", "x-zstd", "x-brotli",
-                "x-bzip2", "x-xz", "x-7z-compressed", "x-rar-compressed", "vnd.rar", "pdf", "x-compress",
-            ].contains(subtype)
-        default: return false
-        }
+        // The same lists as the byte path: the lower-cased parts compared as bytes.
+        var type = String(parts[0]), subtype = String(parts[1])
+        return type.withUTF8 { type in subtype.withUTF8 { isPrecompressed(type: type, subtype: $0) } }
     }
 }
